@@ -1,0 +1,22 @@
+"""core: the Transformer, step by step, in plain PyTorch. No UI code lives here."""
+from .attention import MultiHeadAttention, contextualize, scaled_dot_product_attention, similarity, softmax
+from .config import ModelConfig
+from .device import available_devices, default_device
+from .hooks import HookPoint, hook_names
+from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
+from .masks import additive_mask, apply_mask, causal_mask, decoder_mask, padding_mask
+from .model import (DecoderOnly, Embeddings, Transformer, build_model, count_parameters, create_model,
+                    init_parameters)
+from .norm import LayerNorm
+from .positional import apply_rotary, create_fixed_positional_encoding, sinusoidal_encoding
+from .trace import run_with_trace
+
+__all__ = [
+    "MultiHeadAttention", "contextualize", "scaled_dot_product_attention", "similarity", "softmax",
+    "ModelConfig", "available_devices", "default_device", "HookPoint", "hook_names",
+    "Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward",
+    "additive_mask", "apply_mask", "causal_mask", "decoder_mask", "padding_mask",
+    "DecoderOnly", "Embeddings", "Transformer", "build_model", "count_parameters", "create_model",
+    "init_parameters", "LayerNorm", "apply_rotary", "create_fixed_positional_encoding", "sinusoidal_encoding",
+    "run_with_trace",
+]

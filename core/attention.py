@@ -1,0 +1,99 @@
+"""Attention, from plain similarity to multi-head attention.
+
+Lesson 1 uses `similarity`, `softmax` and `contextualize` (no learned weights). Every later lesson,
+and the trained models, use `scaled_dot_product_attention` through `MultiHeadAttention`: it is the
+only attention implementation in the package.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .hooks import NO_HOOKS, HookPoint
+from .masks import apply_mask
+from .positional import apply_rotary
+
+
+def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Numerically stable softmax: subtract the row maximum before exponentiating.
+
+    A row that is entirely -inf (every key blocked) gives zeros instead of NaN.
+    """
+    row_max = x.amax(dim=dim, keepdim=True)
+    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    e = torch.exp(x - row_max)
+    total = e.sum(dim=dim, keepdim=True)
+    return e / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def similarity(x: torch.Tensor, scale: bool = False) -> torch.Tensor:
+    """S = X Xᵀ: entry (i, j) is the dot product of word i and word j; divided by sqrt(d) if `scale`."""
+    s = x @ x.transpose(-2, -1)  # (n, d) @ (d, n) -> (n, n)
+    return s / math.sqrt(x.shape[-1]) if scale else s
+
+
+def contextualize(x: torch.Tensor, scale: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Lesson 1 in one call: S = X Xᵀ, A = softmax(S) row by row, C = A X. Returns (S, A, C)."""
+    s = similarity(x, scale)  # (n, n)
+    a = softmax(s, dim=-1)  # (n, n), rows sum to 1
+    c = a @ x  # (n, n) @ (n, d) -> (n, d)
+    return s, a, c
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, hooks=NO_HOOKS):
+    """Attention(Q, K, V) = softmax(Q Kᵀ / sqrt(d_k)) V, with an optional boolean mask (True = keep).
+
+    Shapes: query (..., n_q, d_k), key (..., n_k, d_k), value (..., n_k, d_v); the mask broadcasts
+    to (..., n_q, n_k). Returns ``(output (..., n_q, d_v), weights (..., n_q, n_k))``.
+    `hooks` is any object with ``hook_scores``, ``hook_masked_scores`` and ``hook_weights``
+    (a `MultiHeadAttention` passes itself so its hook points see each step).
+    """
+    d_k = query.shape[-1]
+    scores = hooks.hook_scores(query @ key.transpose(-2, -1) / math.sqrt(d_k))  # (..., n_q, n_k)
+    masked = hooks.hook_masked_scores(apply_mask(scores, mask))  # (..., n_q, n_k)
+    weights = hooks.hook_weights(softmax(masked, dim=-1))  # (..., n_q, n_k)
+    return weights @ value, weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+class MultiHeadAttention(nn.Module):
+    """h heads of d_k = d_model / h, concatenated and projected by W_O (the paper's section 3.2.2).
+
+    Dropout is applied by the residual sub-layer around it, not to the attention weights, so the
+    weights a lesson shows are the weights the model used.
+
+    Called as ``attn(query, key, value, mask=None)`` with inputs (batch, n, d_model); returns
+    (batch, n_q, d_model). Hook points: hook_q, hook_k, hook_v (batch, h, n, d_k), hook_scores,
+    hook_masked_scores, hook_weights (batch, h, n_q, n_k), hook_heads (batch, h, n_q, d_k),
+    hook_out (batch, n_q, d_model).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True, rotary: bool = False):
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.n_heads, self.d_k, self.rotary = n_heads, d_model // n_heads, rotary
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        for name in ("q", "k", "v", "scores", "masked_scores", "weights", "heads", "out"):
+            setattr(self, f"hook_{name}", HookPoint())
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, n, _ = x.shape
+        return x.view(batch, n, self.n_heads, self.d_k).transpose(1, 2)  # (batch, h, n, d_k)
+
+    def forward(self, query, key, value, mask=None):
+        q = self.split_heads(self.q_proj(query))  # (batch, h, n_q, d_k)
+        k = self.split_heads(self.k_proj(key))  # (batch, h, n_k, d_k)
+        v = self.hook_v(self.split_heads(self.v_proj(value)))  # (batch, h, n_k, d_k)
+        if self.rotary:
+            q, k = apply_rotary(q), apply_rotary(k)
+        q, k = self.hook_q(q), self.hook_k(k)
+        heads, _ = scaled_dot_product_attention(q, k, v, mask, hooks=self)  # (batch, h, n_q, d_k)
+        heads = self.hook_heads(heads)
+        batch, _, n_q, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(batch, n_q, self.n_heads * self.d_k)  # (batch, n_q, d_model)
+        return self.hook_out(self.out_proj(concat))  # (batch, n_q, d_model)
