@@ -111,8 +111,12 @@ def init_parameters(model: nn.Module, seed: int) -> nn.Module:
 
 
 def build_model(cfg: ModelConfig, seed: int = 0) -> nn.Module:
-    """The model `cfg` describes, initialized from `seed` (the same seed gives the same weights)."""
-    model = Transformer(cfg) if cfg.kind == "encoder-decoder" else DecoderOnly(cfg)
+    """The model `cfg` describes, initialized from `seed` (the same seed gives the same weights).
+
+    The global random state is left as it was: module constructors draw from it, so they run inside fork_rng.
+    """
+    with torch.random.fork_rng(devices=[]):
+        model = Transformer(cfg) if cfg.kind == "encoder-decoder" else DecoderOnly(cfg)
     return init_parameters(model, seed)
 
 
