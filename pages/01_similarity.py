@@ -1,0 +1,132 @@
+"""Lesson 1: from similarity to attention, with no learned weights (CURRICULUM.md, lesson 1).
+
+X (n x d) -> S = X Xᵀ (n x n) -> A = softmax(S) row by row (n x n) -> C = A X (n x d), all by core.contextualize.
+"""
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+import core
+from ui import charts, panels, state
+from ui.i18n import md_escape, t
+
+WORDS = ("time", "flies", "like", "an", "arrow")  # the course's example, in its order
+VECTORS = ((0.2, 0.8, 0.3), (0.7, 0.2, 0.9), (0.3, 0.5, 0.2), (0.1, 0.3, 0.4), (0.8, 0.1, 0.6))
+MAX_WORDS, MAX_DIMS, BOUND = 12, 16, 1000.0  # |x| <= 1000 keeps every exp() and dot product well in range
+
+
+def example_table(dims: int = 3) -> pd.DataFrame:
+    table = {"word": list(WORDS)}
+    for k in range(dims):
+        table[f"d{k + 1}"] = [v[k] if k < len(v) else 0.0 for v in VECTORS]
+    return pd.DataFrame(table)
+
+
+def reset() -> None:
+    st.session_state["sim_dims"] = 3
+    panels.reset_editor("sim_vectors", example_table())
+
+
+def compute(values: np.ndarray, scale: bool, device: str) -> list[np.ndarray]:
+    """X, S, A, C as float64 numpy arrays, computed by core on `device` (MPS has no float64)."""
+    dtype = torch.float32 if device == "mps" else torch.float64
+    x = torch.tensor(values, dtype=dtype, device=device)  # (n, d)
+    s, a, c = core.contextualize(x, scale)  # (n, n), (n, n), (n, d)
+    return [m.detach().cpu().double().numpy() for m in (x, s, a, c)]
+
+
+def tex_word(word: str) -> str:
+    """A word safe inside LaTeX \\text{}: letters, digits, spaces and hyphens only."""
+    return r"\text{" + (re.sub(r"[^0-9A-Za-zÀ-ÿ \-]", "", word) or "?") + "}"
+
+
+def weighted_sum_latex(i: int, words: list[str], a: np.ndarray, c: np.ndarray) -> str:
+    terms = [rf"{a[i, j]:.4f}\,\mathbf{{x}}_{{{tex_word(w)}}}" for j, w in enumerate(words)]
+    lines = [" + ".join(terms[k:k + 4]) for k in range(0, len(terms), 4)]
+    values = [f"{{{v:.4f}}}" for v in c[i]]  # braces: a leading minus stays a sign, not a binary minus
+    vector = r",\ \\ &\quad ".join(r",\ ".join(values[k:k + 6]) for k in range(0, len(values), 6))
+    body = r" \\ &\quad + ".join(lines)
+    return rf"\begin{{aligned}} \mathbf{{c}}_{{{tex_word(words[i])}}} &= {body} \\ &= ({vector}) \end{{aligned}}"
+
+
+settings = state.settings()
+ss = st.session_state
+ss.setdefault("sim_dims", 3)
+ss.setdefault("sim_scale", False)
+ss.setdefault("sim_word", 0)
+
+st.title(t("sim.title"))
+st.markdown(t("sim.intro"))
+st.latex(r"S = X X^{\top} \qquad A_{ij} = \frac{e^{\,S_{ij} - m_i}}{\sum_{k} e^{\,S_{ik} - m_i}},"
+         r"\quad m_i = \max_k S_{ik} \qquad C = A X")
+st.markdown(t("sim.equations"))
+
+st.subheader(t("sim.vectors_header"))
+editor_col, controls_col = st.columns([3, 2], gap="large")
+with controls_col:
+    st.number_input(t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("sim.dims_help"), width=260,
+                    **state.bind("sim_dims"))
+    st.toggle(t("sim.scale"), help=t("sim.scale_help"), **state.bind("sim_scale"))
+    st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
+    st.caption(t("sim.editor_help", max=MAX_WORDS, bound=f"{BOUND:g}"))
+with editor_col:
+    edited = panels.matrix_editor(
+        "sim_vectors", example_table(), columns=[f"d{k + 1}" for k in range(int(ss["sim_dims"]))],
+        label_column="word", label_title=t("sim.word"), column_title=lambda k: t("sim.dim", k=k),
+        max_rows=MAX_WORDS, bound=BOUND, alt_text=t("sim.editor_alt"))
+if edited.problems:
+    panels.problems_box(edited.problems)
+
+words = edited.labels
+X, S, A, C = compute(edited.values, bool(ss["sim_scale"]), settings.device)
+n, d = X.shape
+dim_labels = [t("sim.dim_short", k=k + 1) for k in range(d)]
+if ss["sim_scale"]:
+    st.info(t("sim.scale_on", d=d, root=f"{np.sqrt(d):.4f}"), icon=":material/school:")
+
+st.subheader(t("sim.matrices_header"))
+wide = max(n, d) > 6  # big matrices get the full width, one under the other; small ones two by two
+slots = [st.container() for _ in range(4)] if wide else [*st.columns(2, gap="large"), *st.columns(2, gap="large")]
+width = 560 if wide else 300
+row_error = float(np.abs(A.sum(axis=1) - 1).max())
+panels_spec = (  # (matrix, title, key, columns, scale, caption)
+    (X, t("sim.X_title"), "sim_X", dim_labels, None, t("sim.X_caption")),
+    (S, t("sim.S_title_scaled" if ss["sim_scale"] else "sim.S_title"), "sim_S", words, None, t("sim.S_caption")),
+    (A, t("sim.A_title"), "sim_A", words, "weights", t("sim.A_caption", error=f"{row_error:.1e}")),
+    (C, t("sim.C_title"), "sim_C", dim_labels, None, t("sim.C_caption")),
+)
+for slot, (matrix, title, key, columns, scale, caption) in zip(slots, panels_spec):
+    with slot:
+        panels.matrix_panel(matrix, title=title, key=key, row_labels=words, col_labels=columns, scale=scale,
+                            caption=caption, max_width=width)
+
+st.subheader(t("sim.one_word_header"))
+if ss["sim_word"] >= n:
+    ss["sim_word"] = 0
+i = st.selectbox(t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320, **state.bind("sim_word"))
+st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
+weights_col, parts_col = st.columns(2, gap="large")
+with weights_col:
+    st.altair_chart(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
+                                value_title=t("sim.weight")), width="content")
+with parts_col:
+    st.altair_chart(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
+                                         word_title=t("sim.word"), dim_title=t("sim.dimension"),
+                                         value_title=t("sim.contribution"), max_width=280), width="content")
+st.latex(weighted_sum_latex(i, words, A, C))
+
+panels.show_code(core.similarity, core.softmax, core.contextualize)
+
+st.subheader(t("sim.notice_header"))
+favourite = A.argmax(axis=1)
+safe = [md_escape(w) for w in words]
+pairs = ", ".join(f"**{safe[r]}** → {safe[favourite[r]]} ({A[r, favourite[r]]:.2f})" for r in range(n))
+st.markdown(t("sim.notice_favourite", pairs=pairs))
+others = [safe[r] for r in range(n) if favourite[r] != r]
+if others:
+    st.markdown(t("sim.notice_not_self", words=", ".join(f"**{w}**" for w in others)))
+st.markdown(t("sim.notice_points"))
+st.markdown(t("sim.notice_roles"))

@@ -1,0 +1,1 @@
+"""Developer scripts (screenshots) and the browser driver the end-to-end test shares with them."""

@@ -1,0 +1,105 @@
+"""The catalogs: same keys in both languages, no empty strings, matching placeholders, every key used exists."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from ui import i18n, state
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+KEY_SHAPE = r"^[a-z_]+(\.[A-Za-z0-9_]+)+$"
+
+
+def flatten(node: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in node.items():
+        out.update(flatten(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+CATALOGS = {lang: flatten(json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text("utf-8")))
+            for lang in i18n.LANGUAGES}
+
+
+def placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+
+
+def test_both_catalogs_have_the_same_keys():
+    en, es = set(CATALOGS["en"]), set(CATALOGS["es"])
+    assert en == es, {"only in en": sorted(en - es), "only in es": sorted(es - en)}
+    assert len(en) > 50
+
+
+@pytest.mark.parametrize("lang", i18n.LANGUAGES)
+def test_no_empty_or_non_string_values(lang):
+    bad = [k for k, v in CATALOGS[lang].items() if not isinstance(v, str) or not v.strip()]
+    assert not bad
+
+
+def test_placeholders_match_between_languages():
+    mismatched = {k: (placeholders(v), placeholders(CATALOGS["es"][k])) for k, v in CATALOGS["en"].items()
+                  if placeholders(v) != placeholders(CATALOGS["es"][k])}
+    assert not mismatched
+
+
+def literal_keys() -> dict[str, set[str]]:
+    """Per source file: first arguments of t(...) calls, and string constants shaped like a catalog key whose
+    first part is a catalog section (such as the title keys in app.PAGES)."""
+    sections = {k.split(".")[0] for k in CATALOGS["en"]}
+    found: dict[str, set[str]] = {}
+    for path in SOURCES:
+        keys = found.setdefault(path.name, set())
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "t" and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                keys.add(node.args[0].value)
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and re.match(KEY_SHAPE, node.value) and node.value.split(".")[0] in sections):
+                keys.add(node.value)
+    return found
+
+
+def test_every_key_used_in_the_code_exists():
+    found = literal_keys()
+    assert len(found["01_similarity.py"]) > 30 and len(found["app.py"]) >= 3
+    missing = {name: sorted(k for k in keys if k not in CATALOGS["en"]) for name, keys in found.items()}
+    assert not any(missing.values()), missing
+
+
+def test_keys_built_at_run_time_exist():
+    tree = ast.parse((ROOT / "app.py").read_text("utf-8"))
+    sections = next(ast.literal_eval(n.value) for n in ast.walk(tree)
+                    if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SECTIONS")
+    dynamic = [f"nav.{s}" for s in sections] + [f"lang.{c}" for c in i18n.LANGUAGES]
+    dynamic += [f"mask.{m}" for m in state.MASKS]
+    assert [k for k in dynamic if k not in CATALOGS["en"]] == []
+
+
+def test_lookup_and_errors():
+    assert i18n.t("nav.attention", lang="es") == "Atención"
+    assert i18n.t("panel.shape", lang="en", rows=5, cols=3) == "(5 × 3)"
+    with pytest.raises(KeyError):
+        i18n.t("nav.no_such_key", lang="en")
+    with pytest.raises(KeyError):
+        i18n.t("nav", lang="en")  # a section is not a string
+    with pytest.raises(KeyError):
+        i18n.t("nav.attention", lang="fr")
+    with pytest.raises(TypeError):
+        i18n.catalog("en")["nav"]["attention"] = "changed"  # shared by every session: read-only
+
+
+def test_spanish_is_spanish():
+    es = CATALOGS["es"]
+    assert es["nav.attention"] == "Atención" and es["nav.blocks"] == "Bloques de construcción"
+    assert es["nav.model"] == "El modelo completo" and es["nav.practice"] == "Práctica"
+    assert es["sidebar.show_numbers"] == "Mostrar los números"
+    wordy = {k for k, v in CATALOGS["en"].items() if len(re.findall(r"[A-Za-z]{3,}", re.sub(r"{[^}]*}", "", v))) > 1}
+    same = [k for k in sorted(wordy) if CATALOGS["en"][k] == es[k]]
+    assert same == [], same  # sentences left untranslated (names such as "English" are fine)

@@ -1,0 +1,225 @@
+"""Reusable widgets: the matrix panel, the editable matrix, "show the code".
+
+The PNG and SVG downloads are rendered lazily: `st.download_button` gets a callable, which Streamlit
+runs only when the button is clicked (on a separate thread). A rerun therefore costs no export at all;
+the first PNG of a process takes ~0.8 s (vl-convert starts its engine), later ones ~60-90 ms each.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from . import charts, state
+from .i18n import current_language, md_escape, t
+
+
+def chart_text() -> charts.ChartText:
+    return charts.ChartText(row=t("chart.row"), column=t("chart.column"), value=t("chart.value"))
+
+
+def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object]) -> pd.DataFrame:
+    """The matrix as a DataFrame with its row and column labels (unique strings)."""
+    return pd.DataFrame(np.asarray(matrix, dtype=float), index=charts.unique_labels(row_labels),
+                        columns=charts.unique_labels(col_labels))
+
+
+def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
+                  key: str | None = None) -> None:
+    """A read-only table of the matrix, 4 decimals, with its labels."""
+    df = numbers_frame(matrix, row_labels, col_labels)
+    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns}
+    st.dataframe(df, column_config=config, width="content", key=key)
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    return df.to_csv(float_format="%.10g")
+
+
+def png_bytes(chart: alt.TopLevelMixin) -> bytes:
+    import vl_convert
+    return vl_convert.vegalite_to_png(chart.to_dict(), scale=2)  # scale 2: sharp on projectors and slides
+
+
+def svg_text(chart: alt.TopLevelMixin) -> str:
+    import vl_convert
+    return vl_convert.vegalite_to_svg(chart.to_dict())
+
+
+def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
+    """A "Download" popover with CSV, PNG and SVG buttons; every file is made only when clicked."""
+    files = (("panel.csv", "csv", functools.partial(csv_text, df), "text/csv", ":material/table:"),
+             ("panel.png", "png", functools.partial(png_bytes, chart), "image/png", ":material/image:"),
+             ("panel.svg", "svg", functools.partial(svg_text, chart), "image/svg+xml", ":material/draw:"))
+    with st.popover(t("panel.download"), icon=":material/download:", type="tertiary"):
+        for label_key, ext, make, mime, icon in files:
+            st.download_button(t(label_key), make, file_name=f"{key}.{ext}", mime=mime, key=f"{key}_{ext}",
+                               on_click="ignore", icon=icon)
+
+
+def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequence[object],
+                 col_labels: Sequence[object], scale: charts.Scale | None = None, caption: str | None = None,
+                 show_numbers: bool | None = None, max_width: int = 560) -> alt.LayerChart:
+    """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap, the numbers if asked, and downloads.
+
+    `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
+    weights. `show_numbers=None` follows the sidebar's "show the numbers". `max_width` bounds the plotting
+    area in pixels (about 300 in half of a wide page). Returns the chart."""
+    matrix = np.asarray(matrix, dtype=float)
+    n_rows, n_cols = matrix.shape
+    if show_numbers is None:
+        show_numbers = state.current().show_numbers
+    shape = t("panel.shape", rows=n_rows, cols=n_cols).replace(" ", "\u00a0")  # never split "(5 × 5)"
+    st.markdown(f"##### {title} &nbsp; {shape}")
+    if caption:
+        st.caption(caption)
+    chart = charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
+                           text=chart_text(), max_width=max_width)
+    st.altair_chart(chart, width="content", alt=t("panel.alt", title=title, rows=n_rows, cols=n_cols))
+    if show_numbers:
+        numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
+    download_menu(chart, numbers_frame(matrix, row_labels, col_labels), key)
+    return chart
+
+
+def show_code(*functions: Callable[..., Any]) -> None:
+    """An expander with the source of the functions that computed the page: the code shown is the code run."""
+    with st.expander(t("common.show_code"), icon=":material/code:"):
+        st.caption(t("common.show_code_caption"))
+        for fn in functions:
+            st.code(inspect.getsource(fn), language="python")
+
+
+# ---- an editable matrix with validation ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EditedMatrix:
+    """What `matrix_editor` returns: the last valid labels and values, and the current table's problems."""
+    labels: list[str]
+    values: np.ndarray  # (n, d) float64
+    problems: list[str]  # translated messages; empty when the table on screen is valid
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def _cell(value: Any) -> float | None:
+    """A cell as a float, or None if it is not a number. Text such as "0,5" is read as 0.5."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace(",", "."))
+        except ValueError:
+            return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def validate_table(df: pd.DataFrame, label_column: str, *, min_rows: int, max_rows: int,
+                   bound: float) -> tuple[list[str], np.ndarray, list[str]]:
+    """Check an edited table: (labels, values (n, d), translated problems). Pure apart from `t`."""
+    problems: list[str] = []
+    n = len(df)
+    if n < min_rows:
+        problems.append(t("editor.too_few", min=min_rows))
+    if n > max_rows:
+        problems.append(t("editor.too_many", max=max_rows, n=n))
+    labels = ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
+              for v in df[label_column]]
+    value_columns = [c for c in df.columns if c != label_column]
+    values = np.zeros((n, len(value_columns)))
+    for i, label in enumerate(labels):
+        if not label:
+            problems.append(t("editor.empty_label", row=i + 1))
+    for label in sorted({x for x in labels if x and labels.count(x) > 1}):
+        problems.append(t("editor.duplicate", label=md_escape(label)))
+    for i in range(n):
+        for k, column in enumerate(value_columns):
+            where = t("editor.where", row=i + 1, label=md_escape(labels[i]) or "?", column=k + 1)
+            v = _cell(df.iat[i, df.columns.get_loc(column)])
+            if v is None or math.isnan(v):
+                problems.append(t("editor.not_a_number", where=where))
+            elif math.isinf(v):
+                problems.append(t("editor.not_finite", where=where))
+            elif abs(v) > bound:
+                problems.append(t("editor.too_large", where=where, value=f"{v:.6g}", bound=f"{bound:g}"))
+            else:
+                values[i, k] = v
+    return labels, values, problems
+
+
+def _resized(df: pd.DataFrame, label_column: str, columns: list[str]) -> pd.DataFrame:
+    out = pd.DataFrame({label_column: df[label_column]})
+    for c in columns:
+        out[c] = df[c] if c in df.columns else 0.0
+    return out.reset_index(drop=True)
+
+
+def reset_editor(key: str, table: pd.DataFrame) -> None:
+    """Replace the table of editor `key` (e.g. "back to the example"); usable as an on_click callback."""
+    ss = st.session_state
+    ss[f"{key}_table"] = table.copy()
+    ss[f"{key}_version"] = ss.get(f"{key}_version", 0) + 1
+
+
+def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_column: str, label_title: str,
+                  column_title: Callable[[int], str], min_rows: int = 1, max_rows: int = 12,
+                  bound: float = 1000.0, alt_text: str | None = None) -> EditedMatrix:
+    """An `st.data_editor` of labelled rows of numbers that never loses the user's work.
+
+    State (all under `key`): ``_table`` the table as last edited (valid or not), ``_valid`` the last valid
+    (labels, values), ``_base`` the data the editor widget started from, ``_version``. The widget key
+    includes the version and the language: a new widget (first run, page switch, language switch, resize,
+    reset) starts from the last edited table, so nothing typed is lost; an invalid table stays on screen to
+    be fixed while the caller keeps computing with the last valid values."""
+    ss = st.session_state
+    ss.setdefault(f"{key}_table", default.copy())
+    ss.setdefault(f"{key}_version", 0)
+    table = ss[f"{key}_table"]
+    if list(table.columns) != [label_column, *columns]:
+        reset_editor(key, _resized(table, label_column, columns))
+        table = ss[f"{key}_table"]
+        if f"{key}_valid" in ss:  # the fallback follows the new width too: new dimensions start at 0
+            labels, values = ss[f"{key}_valid"]
+            keep = min(values.shape[1], len(columns))
+            resized = np.zeros((len(labels), len(columns)))
+            resized[:, :keep] = values[:, :keep]
+            ss[f"{key}_valid"] = (labels, resized)
+    widget_key = f"{key}_editor_{ss[f'{key}_version']}_{current_language()}"
+    if widget_key not in ss or f"{key}_base" not in ss:
+        ss[f"{key}_base"] = table
+    config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=24)}
+    config.update({c: st.column_config.NumberColumn(column_title(k + 1), required=True)
+                   for k, c in enumerate(columns)})
+    edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,
+                            column_config=config, width="content", alt=alt_text)
+    ss[f"{key}_table"] = edited.copy()
+    labels, values, problems = validate_table(edited, label_column, min_rows=min_rows, max_rows=max_rows,
+                                              bound=bound)
+    if not problems:
+        ss[f"{key}_valid"] = (labels, values)
+    elif f"{key}_valid" not in ss:  # the very first table is broken: fall back to the default
+        d_labels, d_values, _ = validate_table(_resized(default, label_column, columns), label_column,
+                                               min_rows=min_rows, max_rows=max_rows, bound=bound)
+        ss[f"{key}_valid"] = (d_labels, d_values)
+    valid_labels, valid_values = ss[f"{key}_valid"]
+    return EditedMatrix(list(valid_labels), np.array(valid_values, dtype=float), problems)
+
+
+def problems_box(problems: list[str], *, limit: int = 6) -> None:
+    """One error box listing what is wrong (at most `limit` lines) and saying the last valid values are shown."""
+    lines = [f"- {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"- {t('editor.more', n=len(problems) - limit)}")
+    st.error(t("editor.invalid") + "\n\n" + "\n".join(lines), icon=":material/error:")

@@ -1,0 +1,217 @@
+"""Shared settings: one canonical value per setting in ``st.session_state``, mirrored to the URL.
+
+Streamlit forgets a widget's state when the user leaves the page that drew it, so the canonical values
+live under plain (non-widget) keys ``cfg_<name>``; widgets get their own key and are synced both ways by
+`bind`. The settings a lecturer may want to share (`URL_NAMES`) are written to ``st.query_params`` on
+every run and read from it once, when a session starts. A bad value in a link falls back to a valid
+one and is reported with a translated warning (never a traceback).
+
+Every page calls `settings()` first: it works in the full app and when a page runs on its own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import streamlit as st
+
+import core
+
+from .i18n import LANG_KEY, LANGUAGES, md_escape, t
+
+D_MODEL_RANGE = (8, 512)
+SEQ_LEN_RANGE = (2, 64)
+SEED_RANGE = (0, 2**31 - 1)
+MAX_HEADS = 16
+MASKS = ("none", "causal", "padding", "both")
+URL_NAMES = ("lang", "seed", "d_model", "heads", "seq_len", "mask")
+DEFAULTS: Mapping[str, Any] = MappingProxyType({"lang": "en", "seed": 0, "d_model": 64, "heads": 4, "seq_len": 8,
+                                                "mask": "none", "device": "auto", "show_numbers": False})
+_READY = "cfg_ready"
+_PROBLEMS = "cfg_problems"
+
+
+def key(name: str) -> str:
+    """The canonical session_state key of a shared setting (``lang`` -> ``cfg_lang``)."""
+    return LANG_KEY if name == "lang" else f"cfg_{name}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    lang: str
+    seed: int
+    device: str  # resolved: "cpu", "cuda" or "mps" (never "auto")
+    show_numbers: bool
+    d_model: int
+    heads: int
+    seq_len: int
+    mask: str
+
+
+# ---- validation (pure functions: no Streamlit) ----------------------------------------------------------
+
+def heads_options(d_model: int) -> list[int]:
+    """Head counts allowed with this d_model: the divisors of d_model from 1 to 16."""
+    return [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
+
+
+def closest_heads(d_model: int, heads: int) -> int:
+    """The largest allowed head count that is not above `heads` (1 divides everything)."""
+    return max([h for h in heads_options(d_model) if h <= heads] or [1])
+
+
+def language_from_locale(locale: str | None) -> str:
+    """``es``, ``es-ES``, ``es_419``... give Spanish; anything else (or nothing) gives English."""
+    return "es" if locale and locale.lower().startswith("es") else "en"
+
+
+def _as_int(raw: str, lo: int, hi: int) -> int | None:
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return None
+    return value if lo <= value <= hi else None
+
+
+def read_url(params: Mapping[str, str], locale: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Settings from query parameters; returns (values, problems). Each problem names the parameter, the
+    value given, what is allowed (an i18n key and its arguments) and the value used instead."""
+    values = dict(DEFAULTS, lang=language_from_locale(locale))
+    problems: list[dict[str, Any]] = []
+
+    def reject(name: str, allowed: str, **allowed_kw: Any) -> None:
+        problems.append({"name": name, "value": str(params[name]), "allowed": allowed, "allowed_kw": allowed_kw,
+                         "fallback": values[name]})
+
+    for name, (lo, hi) in (("seed", SEED_RANGE), ("d_model", D_MODEL_RANGE), ("seq_len", SEQ_LEN_RANGE)):
+        if name in params:
+            value = _as_int(params[name], lo, hi)
+            if value is None:
+                reject(name, "state.allowed_int", lo=lo, hi=hi)
+            else:
+                values[name] = value
+    for name, choices in (("lang", LANGUAGES), ("mask", MASKS)):
+        if name in params:
+            if params[name] in choices:
+                values[name] = params[name]
+            else:
+                reject(name, "state.allowed_choice", choices=", ".join(choices))
+    d_model = values["d_model"]
+    requested = _as_int(params["heads"], 1, MAX_HEADS) if "heads" in params else None
+    if requested in heads_options(d_model):
+        values["heads"] = requested
+    else:
+        values["heads"] = closest_heads(d_model, requested or DEFAULTS["heads"])
+        if "heads" in params:
+            reject("heads", "state.allowed_heads", d_model=d_model,
+                   choices=", ".join(map(str, heads_options(d_model))))
+    return values, problems
+
+
+# ---- session state -------------------------------------------------------------------------------------
+
+def _browser_locale() -> str | None:
+    try:
+        return st.context.locale
+    except Exception:  # older Streamlit or no browser context
+        return None
+
+
+def init() -> None:
+    """Set every shared setting once per session (from the URL, else defaults), then mirror it to the URL.
+
+    Idempotent: app.py calls it before building the navigation and every page calls it again."""
+    ss = st.session_state
+    if _READY not in ss:
+        params = {name: st.query_params[name] for name in URL_NAMES if name in st.query_params}
+        values, problems = read_url(params, _browser_locale())
+        for name, value in values.items():
+            if name in params:
+                ss[key(name)] = value
+            else:
+                ss.setdefault(key(name), value)
+        ss[_PROBLEMS] = problems
+        ss[_READY] = True
+    for name in URL_NAMES:
+        text = str(ss[key(name)])
+        if st.query_params.get(name) != text:
+            st.query_params[name] = text
+
+
+def settings() -> Settings:
+    """Call at the top of every page: initializes state, shows the link's warnings, returns the settings.
+
+    A warning about a bad link value stays until the user changes that setting."""
+    init()
+    for problem in st.session_state.get(_PROBLEMS, []):
+        st.warning(t("state.bad_url_value", name=problem["name"], value=md_escape(problem["value"][:40]),
+                     allowed=t(problem["allowed"], **problem["allowed_kw"]), fallback=problem["fallback"]),
+                   icon=":material/link_off:")
+    return current()
+
+
+def current() -> Settings:
+    """The shared settings as they are now; call after `init` (or `settings`) has run in this script run."""
+    ss = st.session_state
+    device = ss[key("device")]
+    if device not in core.available_devices():
+        device = core.default_device()
+    return Settings(lang=ss[key("lang")], seed=int(ss[key("seed")]), device=device,
+                    show_numbers=bool(ss[key("show_numbers")]), d_model=int(ss[key("d_model")]),
+                    heads=int(ss[key("heads")]), seq_len=int(ss[key("seq_len")]), mask=ss[key("mask")])
+
+
+def _fix_heads() -> None:
+    ss = st.session_state
+    ss[key("heads")] = closest_heads(int(ss[key("d_model")]), int(ss[key("heads")]))
+
+
+_AFTER_CHANGE: Mapping[str, Callable[[], None]] = MappingProxyType({key("d_model"): _fix_heads})
+
+
+def _copy_from_widget(widget_key: str, canonical: str) -> None:
+    ss = st.session_state
+    ss[canonical] = ss[widget_key]
+    if _PROBLEMS in ss:  # the user has now chosen this value: its link warning is settled
+        ss[_PROBLEMS] = [p for p in ss[_PROBLEMS] if key(p["name"]) != canonical]
+    if canonical in _AFTER_CHANGE:
+        _AFTER_CHANGE[canonical]()
+
+
+def bind(canonical: str) -> dict[str, Any]:
+    """Widget kwargs that tie a widget to the canonical session_state value `canonical`.
+
+    Use as ``st.toggle(label, **bind("sim_scale"))``: the widget starts from the canonical value (also
+    after a page switch, when Streamlit has dropped the widget's own state) and writes every change back."""
+    ss = st.session_state
+    widget_key = f"w_{canonical}"
+    if ss.get(widget_key, object()) != ss[canonical]:
+        ss[widget_key] = ss[canonical]
+    return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical)}
+
+
+# ---- the shared sidebar --------------------------------------------------------------------------------
+
+def sidebar() -> None:
+    """Language, "show the numbers", seed, device and the lesson settings; drawn by app.py on every page."""
+    ss = st.session_state
+    lang = ss[LANG_KEY]  # format functions get the language now: Streamlit may call them outside the run
+    with st.sidebar:
+        st.radio(t("sidebar.language"), LANGUAGES, format_func=lambda code: t(f"lang.{code}", lang), horizontal=True,
+                 **bind(LANG_KEY))
+        st.toggle(t("sidebar.show_numbers"), help=t("sidebar.show_numbers_help"), **bind(key("show_numbers")))
+        with st.expander(t("sidebar.lesson_settings"), icon=":material/tune:"):
+            st.caption(t("sidebar.lesson_settings_help"))
+            st.number_input(t("sidebar.d_model"), min_value=D_MODEL_RANGE[0], max_value=D_MODEL_RANGE[1], step=8,
+                            **bind(key("d_model")))
+            st.selectbox(t("sidebar.heads"), heads_options(int(ss[key("d_model")])),
+                         help=t("sidebar.heads_help"), **bind(key("heads")))
+            st.slider(t("sidebar.seq_len"), SEQ_LEN_RANGE[0], SEQ_LEN_RANGE[1], **bind(key("seq_len")))
+            st.selectbox(t("sidebar.mask"), MASKS, format_func=lambda m: t(f"mask.{m}", lang), **bind(key("mask")))
+            st.number_input(t("sidebar.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1,
+                            help=t("sidebar.seed_help"), **bind(key("seed")))
+            devices = ["auto", *core.available_devices()]
+            st.selectbox(t("sidebar.device"), devices, **bind(key("device")),
+                         format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
+                         if d == "auto" else d)
