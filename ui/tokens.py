@@ -1,0 +1,56 @@
+"""The sentence the attention lessons act on, shared by pages 02-04 and kept across page switches.
+
+Tokens are the whitespace-separated words of the sentence, at most `seq_len` of them (a shared setting).
+An empty or over-long input gets a translated message and the last valid sentence stays in use.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from . import state
+from .i18n import t
+
+DEFAULT_SENTENCE = "time flies like an arrow"  # lesson 1's words, so the lessons connect
+MAX_CHARS = 1000
+SENTENCE_KEY = "cfg_sentence"  # the last valid sentence
+TEXT_KEY = "cfg_sentence_text"  # what the learner typed, valid or not
+
+
+def split(sentence: str) -> list[str]:
+    """Whitespace tokenization: punctuation stays attached to its word, emoji and accents are kept."""
+    return sentence.split()
+
+
+def _check(text: str) -> str | None:
+    """The i18n key of what is wrong with `text`, or None."""
+    if not split(text):
+        return "tokens.empty"
+    if len(text) > MAX_CHARS:
+        return "tokens.too_long"
+    return None
+
+
+def sentence_tokens(seq_len: int) -> list[str]:
+    """Draw the sentence input and return the tokens to use (never empty, at most `seq_len`)."""
+    ss = st.session_state
+    ss.setdefault(SENTENCE_KEY, DEFAULT_SENTENCE)
+    ss.setdefault(TEXT_KEY, ss[SENTENCE_KEY])
+    text_col, reset_col = st.columns([5, 1], vertical_alignment="bottom")
+    with text_col:
+        st.text_input(t("tokens.label"), help=t("tokens.help", n=seq_len), max_chars=MAX_CHARS,
+                      **state.bind(TEXT_KEY))
+    with reset_col:
+        st.button(t("tokens.reset"), on_click=_reset, icon=":material/restart_alt:")
+    problem = _check(ss[TEXT_KEY])
+    if problem:
+        st.warning(t(problem, max=MAX_CHARS, kept=" ".join(split(ss[SENTENCE_KEY]))), icon=":material/edit_off:")
+    else:
+        ss[SENTENCE_KEY] = ss[TEXT_KEY]
+    tokens = split(ss[SENTENCE_KEY])
+    if len(tokens) > seq_len:
+        st.info(t("tokens.truncated", n=len(tokens), seq_len=seq_len), icon=":material/content_cut:")
+    return tokens[:seq_len]
+
+
+def _reset() -> None:
+    st.session_state[TEXT_KEY] = st.session_state[SENTENCE_KEY] = DEFAULT_SENTENCE
