@@ -1,6 +1,8 @@
 """core: the Transformer, step by step, in plain PyTorch. No UI code lives here."""
 from .attention import MultiHeadAttention, contextualize, scaled_dot_product_attention, similarity, softmax
+from .checkpoints import Checkpoint, checkpoint_dict, load_checkpoint, save_checkpoint
 from .config import ModelConfig
+from .decoding import greedy_decode, next_token_logits
 from .device import available_devices, default_device
 from .hooks import HookPoint, hook_names
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
@@ -9,6 +11,8 @@ from .model import (DecoderOnly, Embeddings, Transformer, build_model, count_par
                     init_parameters)
 from .norm import LayerNorm
 from .positional import apply_rotary, create_fixed_positional_encoding, sinusoidal_encoding
+from .tasks import (BOS_ID, EOS_ID, IGNORE_INDEX, PAD_ID, TASKS, Batch, Task, TaskInputError, Vocabulary,
+                    make_task)
 from .trace import run_with_trace
 
 __all__ = [
@@ -18,5 +22,8 @@ __all__ = [
     "additive_mask", "apply_mask", "causal_mask", "decoder_mask", "padding_mask",
     "DecoderOnly", "Embeddings", "Transformer", "build_model", "count_parameters", "create_model",
     "init_parameters", "LayerNorm", "apply_rotary", "create_fixed_positional_encoding", "sinusoidal_encoding",
-    "run_with_trace",
+    "run_with_trace", "Checkpoint", "checkpoint_dict", "load_checkpoint", "save_checkpoint", "greedy_decode",
+    "next_token_logits", "BOS_ID", "EOS_ID", "IGNORE_INDEX", "PAD_ID", "TASKS", "Batch", "Task", "TaskInputError",
+    "Vocabulary", "make_task",
 ]
+# Training (Trainer, presets, evaluate) lives in core.train, imported on its own: `python -m core.train` runs it.

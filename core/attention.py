@@ -19,13 +19,15 @@ from .positional import apply_rotary
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """Numerically stable softmax: subtract the row maximum before exponentiating.
 
-    A row that is entirely -inf (every key blocked) gives zeros instead of NaN.
+    A row that is entirely -inf (every key blocked) gives zeros instead of NaN: its maximum is clamped
+    to the lowest finite float, so every exp is 0 and the sum is 0. Any other row sums to at least 1
+    (its maximum contributes e^0 = 1), so dividing by max(sum, 1) changes nothing there. The maximum
+    is a constant shift that cancels out, so no gradient flows through it (detach: less work).
     """
-    row_max = x.amax(dim=dim, keepdim=True)
-    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    row_max = x.detach().amax(dim=dim, keepdim=True).clamp(min=torch.finfo(x.dtype).min)
     e = torch.exp(x - row_max)
     total = e.sum(dim=dim, keepdim=True)
-    return e / torch.where(total > 0, total, torch.ones_like(total))
+    return e * torch.reciprocal(total.clamp(min=1.0))  # e / total, one division per row
 
 
 def similarity(x: torch.Tensor, scale: bool = False) -> torch.Tensor:

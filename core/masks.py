@@ -45,7 +45,7 @@ def apply_mask(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """Blocked scores become -inf, so softmax gives them weight exactly 0."""
     if mask is None:
         return scores
-    return scores.masked_fill(~mask, float("-inf"))
+    return torch.where(mask, scores, float("-inf"))  # (..., n_q, n_k)
 
 
 def sliding_window_mask(n: int, width: int, dilation: int = 1) -> torch.Tensor:

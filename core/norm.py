@@ -37,11 +37,13 @@ class LayerNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         mean = self.hook_mean(x.mean(dim=-1, keepdim=True))  # (..., 1)
+        centered = x - mean  # (..., d_model)
+        squares = (centered * centered).sum(dim=-1, keepdim=True)  # (..., 1)
         if self.style == "annotated":
-            std = self.hook_std(x.std(dim=-1, keepdim=True, correction=1))  # (..., 1)
-            normalized = (x - mean) / (std + self.eps)  # (..., d_model)
+            std = self.hook_std(torch.sqrt(squares / (x.shape[-1] - 1)))  # (..., 1) unbiased
+            inverse = torch.reciprocal(std + self.eps)  # (..., 1) 1 / (std + eps)
         else:
-            var = x.var(dim=-1, keepdim=True, correction=0)  # (..., 1)
-            std = self.hook_std(torch.sqrt(var + self.eps))  # (..., 1)
-            normalized = (x - mean) / std  # (..., d_model)
-        return self.weight * self.hook_normalized(normalized) + self.bias  # (..., d_model)
+            std = self.hook_std(torch.sqrt(squares / x.shape[-1] + self.eps))  # (..., 1) biased, eps inside
+            inverse = torch.reciprocal(std)  # (..., 1)
+        normalized = self.hook_normalized(centered * inverse)  # (..., d_model): one division per row, not per entry
+        return torch.addcmul(self.bias, self.weight, normalized)  # weight * normalized + bias, (..., d_model)
