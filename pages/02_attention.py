@@ -1,0 +1,253 @@
+"""Lesson 2: queries, keys, values and scaled dot-product attention (CURRICULUM.md, lesson 2).
+
+X = E + PE (n x d_model) -> Q, K, V = X W_Q, X W_K, X W_V (n x d_k) -> softmax(Q Kᵀ / sqrt(d_k)) V, computed by
+core.scaled_dot_product_attention; then the asymmetry of Q Kᵀ, one query's dot products dimension by dimension,
+and the scaling experiment (core.analysis.scaling_experiment, core.saturation).
+"""
+import functools
+import math
+
+import numpy as np
+import streamlit as st
+import torch
+
+import core
+from core.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
+from core.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
+from ui import charts, panels, state, tokens
+from ui.i18n import md_escape, t
+
+CELL_CAP, ROW_CAP = 4096, 64  # at most 4096 drawn cells per chart, at most 64 rows
+D_KS = tuple(2**k for k in range(11))  # the experiment's d_k: 1, 2, 4, ..., 1024
+N_KEYS = 10  # keys in the experiment's softmax row
+MAX_BARS = 24  # the one-query view draws bars up to 24 keys, a compact panel beyond
+PROJECTIONS = ("Q", "K", "V")
+W_TITLES = {"Q": "qkv.WQ_title", "K": "qkv.WK_title", "V": "qkv.WV_title"}
+MASK_NOTES = {"causal": "qkv.mask_causal", "padding": "qkv.mask_padding", "both": "qkv.mask_both"}
+
+
+def weight_seeds(seed: int, tied: bool) -> dict[str, int]:
+    """W_Q, W_K, W_V get seeds 3s + 1, 3s + 2, 3s + 3: distinct, and fixed by the shared seed s.
+    Tied: W_K reuses W_Q's seed, so W_K = W_Q."""
+    seeds = {name: 3 * seed + k for k, name in enumerate(PROJECTIONS, start=1)}
+    return {**seeds, "K": seeds["Q"]} if tied else seeds
+
+
+class Recorder:
+    """Stands in for a module's hook points: keeps what scaled_dot_product_attention passes through them."""
+
+    def __init__(self):
+        self.seen: dict[str, torch.Tensor] = {}
+
+    def __getattr__(self, name: str):
+        if not name.startswith("hook_"):
+            raise AttributeError(name)
+        return lambda x: self.seen.setdefault(name.removeprefix("hook_"), x)
+
+
+def compute(words: list[str], d_model: int, heads: int, seed: int, causal: bool, tied: bool,
+            device: str) -> dict[str, np.ndarray]:
+    """Every matrix of the page as float64 numpy (float32 on MPS), computed by core on `device`."""
+    dtype = torch.float32 if device == "mps" else torch.float64
+    n, d_k = len(words), d_model // heads
+    e = toy_embeddings(words, d_model, seed)  # (n, d_model)
+    pe = core.sinusoidal_encoding(n, d_model)  # (n, d_model)
+    x = (e + pe).to(device, dtype)  # (n, d_model)
+    seeds = weight_seeds(seed, tied)
+    w = {name: seeded_linear_weights(d_model, d_k, s).to(device, dtype) for name, s in seeds.items()}  # (d_model, d_k)
+    q, k, v = (x @ w[name] for name in PROJECTIONS)  # (n, d_k) each
+    mask = core.causal_mask(n, device) if causal else None  # (n, n), True = keep
+    hooks = Recorder()
+    out, weights = core.scaled_dot_product_attention(q, k, v, mask, hooks=hooks)  # (n, d_k), (n, n)
+    raw = q @ k.T  # (n, n), before the division by sqrt(d_k)
+    found = {"X": x, "W_Q": w["Q"], "W_K": w["K"], "W_V": w["V"], "Q": q, "K": k, "V": v,
+             "S": raw, "S_scaled": hooks.seen["scores"], "S_masked": hooks.seen["masked_scores"], "A": weights,
+             "O": out, "D": raw - raw.T}
+    return {name: m.detach().cpu().double().numpy() for name, m in found.items()}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def entropy_curve(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    raw, scaled = entropy_by_d_k(D_KS, N_KEYS, seed)
+    return raw.numpy(), scaled.numpy()
+
+
+def thousands(value: int) -> str:
+    """1234567 -> "1 234 567" with narrow no-break spaces: read the same way in English and Spanish."""
+    return f"{value:,}".replace(",", "\u202f")
+
+
+def full_csv(matrix: np.ndarray, rows: list[str], cols: list[str]) -> str:
+    return panels.csv_text(panels.numbers_frame(matrix, rows, cols))
+
+
+def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[str], caption: str = "",
+          scale=None, width: int = 300) -> None:
+    """A matrix panel that draws at most ROW_CAP rows and CELL_CAP cells; a bigger matrix shows its top-left
+    slice, says so, and offers the whole matrix as CSV."""
+    r = min(len(rows), ROW_CAP)
+    c = min(len(cols), max(1, CELL_CAP // r))
+    if (r, c) != matrix.shape:
+        caption = " ".join(filter(None, [caption, t("qkv.slice", r=r, c=c, rows=len(rows), cols=len(cols))]))
+    panels.matrix_panel(matrix[:r, :c], title=title, key=key, row_labels=rows[:r], col_labels=cols[:c],
+                        scale=scale, caption=caption or None, max_width=width)
+    if (r, c) != matrix.shape:
+        st.download_button(t("qkv.full_csv"), functools.partial(full_csv, matrix, rows, cols), type="tertiary",
+                           file_name=f"{key}_full.csv", mime="text/csv", key=f"{key}_full", on_click="ignore",
+                           icon=":material/table:")
+
+
+@st.fragment
+def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool) -> None:
+    """The per-query view: q ⊙ k_j per dimension, the sums, the softmax. A fragment: picking another query
+    reruns only this part of the page."""
+    n, head_dims = len(words), [f"d{c + 1}" for c in range(d_k)]
+    st.subheader(t("qkv.neuron_header"))
+    ss = st.session_state
+    if ss["qkv_query"] >= n:
+        ss["qkv_query"] = 0
+    i = st.selectbox(t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}", width=320,
+                     **state.bind("qkv_query", identity=tuple(words)))
+    st.markdown(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
+    products = M["Q"][i][None, :] * M["K"]  # (n, d_k): q_i ⊙ k_j, one row per key
+    sums = products.sum(axis=1)  # (n,) = row i of Q Kᵀ
+    panel(products, "qkv_prod", t("qkv.prod_title", word=md_escape(words[i])), words, head_dims,
+          t("qkv.prod_caption"), width=760)
+    if n <= MAX_BARS:
+        sums_col, soft_col = st.columns(2, gap="large")
+        with sums_col:
+            st.altair_chart(charts.bars(sums, words, color=charts.PALETTE["query"], domain=None,
+                                        title=t("qkv.sums_title", word=words[i]), label_title=t("qkv.key"),
+                                        value_title=t("qkv.sum")), width="content")
+        with soft_col:
+            st.altair_chart(charts.bars(M["A"][i], words, color=charts.PALETTE["highlight"],
+                                        title=t("qkv.softmax_title", word=words[i]), label_title=t("qkv.key"),
+                                        value_title=t("qkv.weight")), width="content")
+    else:  # 64 bars would be 2000 px tall: one compact panel of the same numbers instead
+        row = np.stack([sums, M["S_scaled"][i], M["A"][i]])  # (3, n)
+        panel(row, "qkv_row", t("qkv.row_panel_title", word=md_escape(words[i])),
+              [t("qkv.sum"), t("qkv.scaled_sum"), t("qkv.weight")], words, t("qkv.row_panel_caption"), width=760)
+    check = t("qkv.neuron_check", err=f"{np.abs(sums - M['S'][i]).max():.1e}", root=f"{math.sqrt(d_k):.4f}")
+    st.caption(check + (" " + t("qkv.neuron_masked") if causal and i < n - 1 else ""))
+
+
+@st.fragment
+def scaling(seed: int) -> None:
+    """The scaling experiment: one random query against N_KEYS keys, with and without 1/sqrt(d_k). A fragment:
+    moving the d_k slider reruns only this part of the page."""
+    st.subheader(t("qkv.scaling_header"))
+    st.markdown(t("qkv.scaling_text"))
+    dk = st.select_slider(t("qkv.dk"), D_KS, help=t("qkv.dk_help"), width=520, **state.bind("qkv_dk"))
+    exp = scaling_experiment(dk, N_KEYS, seed=seed)
+    key_labels = [f"k{j + 1}" for j in range(N_KEYS)]
+    sides = (("raw", exp.raw_scores, exp.raw_variance), ("scaled", exp.scaled_scores, exp.scaled_variance))
+    norms = {}
+    for slot, (side, scores, variance) in zip(st.columns(2, gap="large"), sides):
+        s = scores.double()  # (N_KEYS,)
+        p = core.softmax(s)  # (N_KEYS,)
+        jac = softmax_jacobian(s)  # (N_KEYS, N_KEYS), by autograd
+        norms[side] = f"{float(jac.norm()):.2e}"
+        with slot:
+            st.markdown(f"##### {t(f'qkv.{side}_header', d_k=dk)}")
+            a, b = st.columns(2)
+            a.metric(t("qkv.variance"), f"{variance:.2f}")
+            b.metric(t("qkv.entropy"), f"{float(entropy(p)):.4f}")
+            c, d = st.columns(2)
+            c.metric(t("qkv.max_weight"), f"{float(p.max()):.4f}")
+            d.metric(t("qkv.jacobian"), norms[side])
+            st.altair_chart(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"],
+                                        title=t("qkv.row_title"), label_title=t("qkv.key"),
+                                        value_title=t("qkv.weight")), width="content")
+            st.caption(t("qkv.jacobian_check", err=f"{float((jac - softmax_jacobian_formula(p)).abs().max()):.1e}"))
+    scores_pair = torch.stack([exp.raw_scores, exp.scaled_scores]).double().numpy()  # (2, N_KEYS)
+    panel(scores_pair, "qkv_exp_scores", t("qkv.exp_scores_title", d_k=dk), [t("qkv.raw_row"), t("qkv.scaled_row")],
+          key_labels, t("qkv.exp_scores_caption", d_k=dk), width=620)
+    raw_curve, scaled_curve = entropy_curve(seed)
+    series = {t("qkv.curve_raw"): raw_curve, t("qkv.curve_scaled"): scaled_curve,
+              t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)}
+    st.altair_chart(charts.lines(np.log2(D_KS), series, x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
+                                 title=t("qkv.curve_title"),
+                                 colors=[charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]]),
+                    width="content")
+    st.markdown(t("qkv.gradient_text", d_k=dk, raw=norms["raw"], scaled=norms["scaled"]))
+
+
+settings = state.settings()
+ss = st.session_state
+ss.setdefault("qkv_tied", False)
+ss.setdefault("qkv_query", 0)
+ss.setdefault("qkv_dk", 64)
+
+st.title(t("qkv.title"))
+st.markdown(t("qkv.intro"))
+st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad "
+         r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V")
+d_model, heads = settings.d_model, settings.heads
+d_k = d_model // heads
+st.markdown(t("qkv.equations"))
+
+st.subheader(t("qkv.input_header"))
+words = tokens.sentence_tokens(settings.seq_len)
+n = len(words)
+st.toggle(t("qkv.tied"), help=t("qkv.tied_help"), **state.bind("qkv_tied"))
+st.info(t("qkv.sizes", d_model=d_model, heads=heads, d_k=d_k, n=n), icon=":material/straighten:")
+causal = settings.mask in ("causal", "both")
+if settings.mask != "none":
+    st.info(t(MASK_NOTES[settings.mask], mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
+M = compute(words, d_model, heads, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
+model_dims = [f"d{c + 1}" for c in range(d_model)]
+head_dims = [f"d{c + 1}" for c in range(d_k)]
+
+st.markdown(t("qkv.x_text", seed=settings.seed))
+panel(M["X"], "qkv_X", t("qkv.X_title"), words, model_dims, t("qkv.X_caption"), width=760)
+
+st.subheader(t("qkv.projections_header"))
+st.markdown(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, bool(ss["qkv_tied"])).items()}))
+for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
+    w_col, out_col = st.columns([1, 2], gap="large")
+    with w_col:
+        panel(M[f"W_{name}"], f"qkv_W_{name}", t(W_TITLES[name]), model_dims, head_dims,
+              t("qkv.W_tied") if ss["qkv_tied"] and name != "V" else None, width=240)
+    with out_col:
+        panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"), width=520)
+
+st.subheader(t("qkv.scores_header"))
+steps = [("S", "qkv_S", None, t("qkv.S_caption")),
+         ("S_scaled", "qkv_S_scaled", None, t("qkv.S_scaled_caption", root=f"{math.sqrt(d_k):.4f}", d_k=d_k))]
+if causal:
+    steps.append(("S_masked", "qkv_S_masked", None, t("qkv.S_masked_caption")))
+row_error = float(np.abs(M["A"].sum(axis=1) - 1).max())
+steps += [("A", "qkv_A", "weights", t("qkv.A_caption", error=f"{row_error:.1e}")),
+          ("O", "qkv_O", None, t("qkv.O_caption"))]
+for start in range(0, len(steps), 2):
+    for slot, (name, key, scale, caption) in zip(st.columns(2, gap="large"), steps[start:start + 2]):
+        with slot:
+            panel(M[name], key, t(f"qkv.{name}_title"), words, head_dims if name == "O" else words, caption,
+                  scale=scale, width=340)
+
+st.subheader(t("qkv.asym_header"))
+st.markdown(t("qkv.asym_text"))
+D = M["D"]
+i_max, j_max = np.unravel_index(np.abs(D).argmax(), D.shape)
+if ss["qkv_tied"] or n == 1 or D[i_max, j_max] == 0:
+    asym = t("qkv.asym_none", err=f"{np.abs(D).max():.1e}")
+else:
+    asym = t("qkv.asym_pair", a=md_escape(words[i_max]), b=md_escape(words[j_max]), ab=f"{M['S'][i_max, j_max]:.4f}",
+             ba=f"{M['S'][j_max, i_max]:.4f}")
+asym_col, note_col = st.columns([3, 2], gap="large")
+with asym_col:
+    panel(D, "qkv_D", t("qkv.D_title"), words, words, t("qkv.D_caption"), width=340)
+with note_col:
+    st.markdown(asym)
+
+one_query(words, M, d_k, causal)
+scaling(settings.seed)
+
+panels.show_code(core.scaled_dot_product_attention, core.softmax, core.sinusoidal_encoding, toy_embeddings,
+                 seeded_linear_weights, scaling_experiment, entropy, softmax_jacobian, softmax_jacobian_formula,
+                 entropy_by_d_k)
+
+st.subheader(t("qkv.notice_header"))
+st.markdown(t("qkv.notice_roles"))
+st.markdown(t("qkv.notice_cost", n=n, d_k=d_k, products=thousands(n * n * d_k), exps=thousands(n * n)))
+st.markdown(t("qkv.notice_scaling"))

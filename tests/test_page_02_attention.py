@@ -1,0 +1,310 @@
+"""Lesson 2 (queries, keys, values) through AppTest, and core.saturation.
+
+Every matrix the page shows is rebuilt here from the same seed with plain torch (the seeded draws) and numpy
+(everything else), independently of `core`, and compared with the page's "show the numbers" tables.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from streamlit import dataframe_util
+from streamlit.testing.v1 import AppTest
+
+from ui.i18n import t
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+PAGE = ROOT / "pages" / "02_attention.py"
+EXAMPLE = ["time", "flies", "like", "an", "arrow"]
+LONG = " ".join(["🙂", "café", "niño", "Ünïcödé", "*bold*", "$x$", "a_b", "#tag"] * 8)  # 64 tokens
+
+
+def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, sentence: str | None = None,
+          **settings) -> AppTest:
+    at = AppTest.from_file(str(path), default_timeout=60)
+    ss = at.session_state
+    ss["cfg_lang"], ss["cfg_show_numbers"] = lang, numbers
+    for name, value in settings.items():
+        ss[f"cfg_{name}" if name in ("d_model", "heads", "seq_len", "mask", "seed") else name] = value
+    if sentence is not None:
+        ss["cfg_sentence_text"] = ss["cfg_sentence"] = sentence
+    if path == APP:  # the app opens on lesson 1; go to this lesson the way the sidebar link does
+        at.run().switch_page("pages/02_attention.py")
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def chart_matrices(at: AppTest) -> list[np.ndarray]:
+    """Every heatmap's matrix, rebuilt from the Arrow dataset Streamlit sends to the browser."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            df = dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
+            if {"i", "j", "value"} <= set(df.columns):
+                m = np.full((df.i.max() + 1, df.j.max() + 1), np.nan)
+                m[df.i, df.j] = df.value.astype(float)
+                out.append(m)
+    return out
+
+
+def reference(words: list[str], d_model: int = 64, heads: int = 4, seed: int = 0, causal: bool = False,
+              tied: bool = False) -> dict[str, np.ndarray]:
+    """Every matrix of the page, from the same seeds, without core."""
+    n, d_k = len(words), d_model // heads
+    e = np.stack([torch.randn(d_model, generator=torch.Generator().manual_seed(zlib.crc32(f"{seed}:{w}".encode())))
+                  .double().numpy() for w in words])
+    angle = np.arange(n)[:, None] / 10000.0 ** (np.arange(0, d_model, 2)[None, :] / d_model)
+    pe = np.zeros((n, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle[:, : d_model // 2])
+    x = e + pe
+
+    def weight(s: int) -> np.ndarray:
+        w = torch.randn(d_model, d_k, generator=torch.Generator().manual_seed(s)) / math.sqrt(d_model)
+        return w.double().numpy()
+
+    w_q, w_k, w_v = weight(3 * seed + 1), weight(3 * seed + (1 if tied else 2)), weight(3 * seed + 3)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    s = q @ k.T
+    scaled = s / math.sqrt(d_k)
+    masked = np.where(np.tril(np.ones((n, n))) > 0, scaled, -np.inf) if causal else scaled
+    a = np.exp(masked - masked.max(axis=1, keepdims=True))
+    a /= a.sum(axis=1, keepdims=True)
+    out = F.scaled_dot_product_attention(*(torch.tensor(m)[None] for m in (q, k, v)), is_causal=causal)[0].numpy()
+    ref = {"X": x, "W_Q": w_q, "W_K": w_k, "W_V": w_v, "Q": q, "K": k, "V": v, "S": s, "S_scaled": scaled,
+           "A": a, "O": out, "D": s - s.T}
+    if causal:
+        ref["S_masked"] = masked
+    return ref
+
+
+def tables(at: AppTest, causal: bool = False) -> dict[str, np.ndarray]:
+    """The page's "show the numbers" tables by name (they come in page order)."""
+    names = ["X", "W_Q", "Q", "W_K", "K", "W_V", "V", "S", "S_scaled", *(["S_masked"] if causal else []), "A", "O",
+             "D", "prod"]
+    frames = [d.value for d in at.dataframe]
+    if len(frames) == len(names) + 2:
+        names.append("row")  # more than 24 tokens: the one-query numbers as a panel instead of bars
+    names.append("exp_scores")
+    assert len(frames) == len(names), (len(frames), names)
+    return {name: f.to_numpy(dtype=float) for name, f in zip(names, frames)}
+
+
+def assert_matches(got: dict[str, np.ndarray], want: dict[str, np.ndarray], atol: float = 5e-5) -> None:
+    for name, m in want.items():
+        r, c = got[name].shape  # a big matrix is shown as its top-left slice
+        np.testing.assert_allclose(got[name], m[:r, :c], atol=atol, rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("path, lang", [(APP, "en"), (PAGE, "es")], ids=["app-en", "page-es"])
+def test_runs_in_both_languages(path, lang):
+    at = start(path, lang=lang, numbers=False)
+    assert_clean(at)
+    assert at.title[0].value == t("qkv.title", lang=lang)
+    assert not at.warning and not at.dataframe  # numbers hidden by default
+    assert at.toggle(key="w_qkv_tied").label == t("qkv.tied", lang=lang)
+    assert at.subheader[-1].value == t("qkv.notice_header", lang=lang)
+
+
+def test_defaults_match_an_independent_computation():
+    at = start()
+    assert_clean(at)
+    got, want = tables(at), reference(EXAMPLE)
+    assert_matches(got, want)
+    assert got["Q"].shape == (5, 16) and got["W_Q"].shape == (64, 16) and got["A"].shape == (5, 5)
+    assert not np.allclose(got["D"], 0, atol=1e-3)  # W_Q != W_K: Q Kᵀ is not symmetric
+    np.testing.assert_allclose(got["prod"].sum(axis=1), want["S"][0], atol=5e-5)  # q_time ⊙ k_j sums to row 0
+    frames = [d.value for d in at.dataframe]
+    assert list(frames[7].index) == EXAMPLE and list(frames[7].columns) == EXAMPLE
+    import core  # "show the code" shows the functions that ran
+    shown = [c.value.strip() for c in at.code]
+    assert inspect.getsource(core.scaled_dot_product_attention).strip() in shown
+    assert inspect.getsource(core.sinusoidal_encoding).strip() in shown
+
+
+def test_charts_carry_the_same_numbers():
+    at = start(numbers=False)
+    heatmaps, want = chart_matrices(at), reference(EXAMPLE)
+    for m, name in zip(heatmaps, ["X", "W_Q", "Q", "W_K", "K", "W_V", "V", "S", "S_scaled", "A", "O", "D"]):
+        np.testing.assert_allclose(m, want[name], atol=5e-5, err_msg=name)
+
+
+def test_tying_w_k_to_w_q_makes_the_scores_symmetric():
+    at = start()
+    before = tables(at)
+    at.toggle(key="w_qkv_tied").set_value(True).run()
+    assert_clean(at)
+    got = tables(at)
+    assert_matches(got, reference(EXAMPLE, tied=True))
+    np.testing.assert_array_equal(got["W_K"], got["W_Q"])
+    np.testing.assert_allclose(got["S"], got["S"].T, atol=1e-9)
+    assert np.abs(got["D"]).max() < 1e-9 and not np.allclose(got["S"], before["S"])
+    assert any(t("qkv.W_tied") in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("mask", ["causal", "padding", "both"])
+def test_the_shared_mask_setting(mask):
+    at = start(mask=mask, lang="es" if mask == "both" else "en")
+    assert_clean(at)
+    causal = mask != "padding"
+    got = tables(at, causal=causal)
+    assert_matches(got, reference(EXAMPLE, causal=causal))
+    assert any(t(f"mask.{mask}", lang=at.session_state["cfg_lang"]) in i.value for i in at.info)
+    if causal:
+        assert np.all(got["A"][np.triu_indices(5, 1)] == 0) and np.all(np.isneginf(got["S_masked"][0, 1:]))
+    else:  # one sentence has no padding: the padding mask blocks nothing, and the page says so
+        assert np.all(got["A"] > 0)
+
+
+EXTREMES = [  # (settings, sentence, language)
+    ({"d_model": 8, "heads": 8, "seq_len": 2, "seed": 0, "mask": "both"}, "héllo wörld ünïcode", "es"),
+    ({"d_model": 512, "heads": 16, "seq_len": 64, "seed": 2**31 - 1, "mask": "causal"}, LONG, "en"),
+    ({"d_model": 512, "heads": 1, "seq_len": 64, "seed": 7, "mask": "none"}, "🙂", "es"),
+    ({"d_model": 8, "heads": 1, "seq_len": 64, "seed": 3, "mask": "padding"}, LONG, "en"),
+]
+
+
+@pytest.mark.parametrize("settings, sentence, lang", EXTREMES, ids=["smallest", "largest", "one-token", "narrow"])
+def test_extremes_of_the_controls(settings, sentence, lang):
+    at = start(lang=lang, sentence=sentence, **settings)
+    assert_clean(at)
+    words = sentence.split()[: settings["seq_len"]]
+    causal = settings["mask"] in ("causal", "both")
+    got = tables(at, causal=causal)
+    want = reference(words, settings["d_model"], settings["heads"], settings["seed"], causal=causal)
+    assert_matches(got, want, atol=2e-4 if settings["d_model"] == 512 else 5e-5)
+    n, d_k = len(words), settings["d_model"] // settings["heads"]
+    assert got["A"].shape == (n, n) and got["Q"].shape[0] == n
+    sliced = n * settings["d_model"] > 4096 or settings["d_model"] > 64  # X or the W's are drawn as a slice ...
+    assert all(m.size <= 4096 for m in got.values()) and got["X"].shape[1] == min(settings["d_model"], 4096 // n)
+    full = [b for b in at.get("download_button") if b.proto.label == t("qkv.full_csv", lang=lang)]
+    assert bool(full) == sliced  # ... and the whole matrix is offered as CSV
+    if n > 24:
+        np.testing.assert_allclose(got["row"][2], want["A"][0], atol=5e-5)
+    assert any(f"d_k = d_model / h = {d_k}" in i.value for i in at.info)
+
+
+def test_a_64_token_sentence_is_cut_to_seq_len_with_a_message():
+    at = start(sentence=LONG, seq_len=10)
+    assert_clean(at)
+    assert at.info and t("tokens.truncated", n=64, seq_len=10) in [i.value for i in at.info]
+    assert tables(at)["A"].shape == (10, 10)
+
+
+@pytest.mark.parametrize("text, key", [("   ", "tokens.empty"), ("x" * 1001, "tokens.too_long")])
+def test_bad_sentences_warn_and_keep_the_last_valid_one(text, key):
+    at = start(lang="es")
+    before = tables(at)
+    at.session_state["cfg_sentence_text"] = text
+    at.run()
+    assert not at.exception and len(at.warning) == 1
+    assert at.warning[0].value == t(key, lang="es", max=1000, kept=" ".join(EXAMPLE))
+    np.testing.assert_array_equal(tables(at)["A"], before["A"])
+
+
+def test_picking_another_query_changes_the_one_query_view():
+    at = start(sentence="the cat sat on the mat")
+    query = next(s for s in at.selectbox if s.key.startswith("w_qkv_query"))
+    query.set_value(4).run()  # the second "the"
+    assert_clean(at)
+    got, want = tables(at), reference("the cat sat on the mat".split())
+    np.testing.assert_allclose(got["prod"], want["Q"][4][None, :] * want["K"], atol=5e-5)
+    assert not np.allclose(got["prod"], want["Q"][0][None, :] * want["K"], atol=1e-3)  # position changes q
+    bars = [c for c in at.get("vega_lite_chart") if '"bar"' in c.proto.spec]
+    assert len(bars) == 4  # the query's sums and weights, the experiment's two rows
+
+
+def experiment(d_k: int, seed: int = 0, n_keys: int = 10) -> dict[str, float]:
+    """The scaling experiment's numbers, rebuilt without core (same draws as core.analysis.scaling_experiment)."""
+    g = torch.Generator().manual_seed(seed)
+    q, keys = torch.randn(d_k, generator=g), torch.randn(n_keys, d_k, generator=g)
+    a, b = torch.randn(2000, d_k, generator=g), torch.randn(2000, d_k, generator=g)
+    dots = (a * b).sum(-1)
+    out = {"raw_scores": (keys @ q).double(), "raw_variance": dots.var().item(),
+           "scaled_variance": (dots / math.sqrt(d_k)).var().item()}
+    out["scaled_scores"] = out["raw_scores"] / math.sqrt(d_k)
+    for side in ("raw", "scaled"):
+        p = torch.softmax(out[f"{side}_scores"], -1)
+        out[f"{side}_entropy"] = float(-(p * p.clamp_min(1e-300).log()).sum())
+        out[f"{side}_max"] = float(p.max())
+        out[f"{side}_jacobian"] = float((torch.diag(p) - torch.outer(p, p)).norm())
+    return out
+
+
+@pytest.mark.parametrize("d_k, lang", [(1, "en"), (64, "es"), (1024, "en")])
+def test_scaling_experiment_numbers(d_k, lang):
+    at = start(lang=lang, qkv_dk=d_k)
+    assert_clean(at)
+    want = experiment(d_k)
+    metrics = [m.value for m in at.metric]
+    expected = []
+    for side in ("raw", "scaled"):
+        expected += [f"{want[f'{side}_variance']:.2f}", f"{want[f'{side}_entropy']:.4f}", f"{want[f'{side}_max']:.4f}",
+                     f"{want[f'{side}_jacobian']:.2e}"]
+    assert metrics == expected
+    np.testing.assert_allclose(tables(at)["exp_scores"], torch.stack([want["raw_scores"], want["scaled_scores"]]),
+                               rtol=1e-6, atol=1e-5)
+    if d_k == 1:
+        assert metrics[:4] == metrics[4:]  # √1 = 1: nothing changes
+    if d_k == 1024:  # saturated without scaling: near one-hot, and almost no gradient
+        assert want["raw_max"] > 0.99 and want["raw_jacobian"] < 1e-3 < want["scaled_jacobian"]
+
+
+def test_slider_changes_what_is_shown():
+    at = start(numbers=False)
+    before = [m.value for m in at.metric]
+    at.select_slider(key="w_qkv_dk").set_value(512).run()
+    assert_clean(at)
+    after = [m.value for m in at.metric]
+    assert before != after and float(after[0]) > 300 and float(after[4]) < 2
+    assert any("d_k = 512" in m.value for m in at.markdown)
+
+
+def test_language_switch_keeps_the_sentence_and_the_choices():
+    at = start(APP, sentence="la gata duerme", mask="causal")
+    at.toggle(key="w_qkv_tied").set_value(True).run()
+    at.sidebar.radio[0].set_value("es").run()
+    assert_clean(at)
+    assert at.title[0].value == t("qkv.title", lang="es") and at.toggle(key="w_qkv_tied").value is True
+    got = tables(at, causal=True)
+    assert_matches(got, reference(["la", "gata", "duerme"], causal=True, tied=True))
+    at.select_slider(key="w_qkv_dk").set_value(256).run()
+    at.switch_page("pages/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
+    assert at.title[0].value == t("sim.title", lang="es")
+    at.switch_page("pages/02_attention.py").run()
+    assert_clean(at)
+    assert at.toggle(key="w_qkv_tied").value is True and at.select_slider(key="w_qkv_dk").value == 256
+    np.testing.assert_array_equal(tables(at, causal=True)["A"], got["A"])
+
+
+# ---- core.saturation --------------------------------------------------------------------------------------
+
+def test_softmax_jacobian_matches_the_formula_and_torch():
+    from core.saturation import softmax_jacobian, softmax_jacobian_formula
+    s = torch.tensor([0.3, -1.2, 2.0, 0.0], dtype=torch.float64)
+    reference_jacobian = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), s)
+    # (numpy's comparison: torch.testing takes ~3 s to import on this machine)
+    np.testing.assert_allclose(softmax_jacobian(s).numpy(), reference_jacobian.numpy(), atol=1e-15)
+    np.testing.assert_allclose(softmax_jacobian_formula(torch.softmax(s, -1)).numpy(), reference_jacobian.numpy(),
+                               atol=1e-15)
+    saturated = softmax_jacobian(torch.tensor([40.0, 0.0, -3.0], dtype=torch.float64))
+    assert saturated.abs().max() < 1e-15  # one-hot: no gradient at all
+
+
+def test_entropy_falls_with_d_k_only_without_scaling():
+    from core.saturation import entropy_by_d_k
+    raw, scaled = entropy_by_d_k([1, 16, 1024], n_keys=10, seed=0)
+    assert raw.shape == scaled.shape == (3,)
+    assert raw[0] == scaled[0]  # d_k = 1: identical
+    assert raw[0] > raw[1] > raw[2] and raw[2] < 0.5
+    assert torch.all(scaled > 1.5) and torch.all(scaled <= math.log(10) + 1e-6)
