@@ -1,0 +1,386 @@
+"""Lesson 7: the feed-forward network, dropout, residual connections and the blocks (CURRICULUM.md, lesson 7).
+
+Every tensor is computed by core's modules (FeedForward, EncoderLayer, DecoderLayer) with weights drawn by
+core.init_parameters from the seed, on toy embeddings, in eval mode (dropout off) except in the dropout demo.
+"""
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+import core
+from core.analysis import toy_embeddings
+from core.layers import ACTIVATION
+from ui import charts, panels, state, tokens
+from ui.i18n import current_language, md_escape, t
+
+MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
+MAX_LAYERS = 12
+TARGET_DEFAULT = "el tiempo vuela como una flecha"  # the decoder's side: a translation of the shared sentence
+TARGET_MAX_CHARS = 300
+GPT2 = {"vocab": 50257, "context": 1024, "d_model": 768, "heads": 12, "layers": 12, "d_ff": 3072, "dropout": 0.1}
+GPT2_SHAPE = (2, 4, 768)  # (batch, tokens, d_model)
+ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
+GPT2_LABELS = ("blocks.gpt2_vocab", "blocks.gpt2_context", "blocks.gpt2_d_model", "blocks.gpt2_heads",
+               "blocks.gpt2_layers", "blocks.gpt2_d_ff", "blocks.gpt2_dropout")  # in GPT2's order
+KIND = {"encoder": "blocks.kind_encoder", "decoder": "blocks.kind_decoder"}
+HIDDEN_CAPTION = {"relu": "blocks.hidden_caption_relu", "gelu": "blocks.hidden_caption_gelu"}
+SUBLAYER = {("encoder", "self_attn"): "blocks.sub_encoder_self_attn", ("encoder", "ff"): "blocks.sub_encoder_ff",
+            ("decoder", "self_attn"): "blocks.sub_decoder_self_attn",
+            ("decoder", "cross_attn"): "blocks.sub_decoder_cross_attn", ("decoder", "ff"): "blocks.sub_decoder_ff"}
+FAMILIES = (("blocks.fam_enc_name", "blocks.fam_enc_attn", "blocks.fam_enc_use"),  # (name, attention, use)
+            ("blocks.fam_dec_name", "blocks.fam_dec_attn", "blocks.fam_dec_use"),
+            ("blocks.fam_encdec_name", "blocks.fam_encdec_attn", "blocks.fam_encdec_use"))
+GPT2_FORMULA = {"norm": "2 · {d}", "self_attn": "4 · {d}²", "ff": "2 · {d} · {f} + {f} + {d}"}  # this block's sizes
+
+
+def seeded(factory, seed: int, device: str) -> torch.nn.Module:
+    """A module with core.init_parameters' weights for `seed`, in eval mode. The constructor's own random
+    draws happen inside fork_rng, so the global random state is left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        module = factory()
+    return core.init_parameters(module, seed).to(device).eval()
+
+
+def numpy(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().double().numpy()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def ffn_stages(words: tuple, d_model: int, d_ff: int, activation: str, seed: int, device: str):
+    """X, X W1 + b1, activation(X W1 + b1), FFN(X) for the toy embeddings of `words`, and the FFN's size."""
+    ff = seeded(lambda: core.FeedForward(d_model, d_ff, 0.0, activation), seed, device)
+    x = toy_embeddings(list(words), d_model, seed).to(device)  # (n, d_model)
+    with torch.no_grad():
+        out, cache = core.hooks.trace(ff, lambda: ff(x))  # (n, d_model)
+        pre = ff.linear1(x)  # (n, d_ff)
+    stages = [numpy(m) for m in (x, pre, cache["hook_hidden"], out)]
+    return stages, sum(p.numel() for p in ff.parameters())
+
+
+def apply_dropout(x: torch.Tensor, p: float, training: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """nn.Dropout(p) on x with the random draws fixed by `seed`; returns (output, kept: True where kept)."""
+    dropout = torch.nn.Dropout(p).train(training)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        out = dropout(x)  # (n, d): zeros where dropped, x / (1 - p) elsewhere (train); x itself (eval)
+        torch.manual_seed(seed)  # the same draws again, on ones: the keep mask itself
+        kept = dropout(torch.ones_like(x)) != 0  # (n, d)
+    return out, kept
+
+
+def without_residual(layer: core.EncoderLayer, x: torch.Tensor) -> torch.Tensor:
+    """An encoder layer's two sub-layers with the residual additions taken out (this page's experiment).
+
+    Pre-norm: Sublayer(LayerNorm(x)) instead of x + Sublayer(LayerNorm(x)); post-norm: LayerNorm(Sublayer(x))."""
+    if layer.norm_first:
+        h = layer.norm_self_attn(x)  # (batch, n, d_model)
+        x = layer.self_attn(h, h, h)  # (batch, n, d_model)
+        return layer.ff(layer.norm_ff(x))  # (batch, n, d_model)
+    x = layer.norm_self_attn(layer.self_attn(x, x, x))  # (batch, n, d_model)
+    return layer.norm_ff(layer.ff(x))  # (batch, n, d_model)
+
+
+def stream_stats(x: torch.Tensor) -> tuple[float, float]:
+    """Mean token norm ||x_i|| and mean cosine similarity between different tokens of x (1, n, d)."""
+    norms = x[0].norm(dim=-1)  # (n,)
+    unit = x[0] / norms[:, None].clamp(min=1e-12)  # (n, d)
+    cos = unit @ unit.T  # (n, n)
+    n = x.shape[1]
+    pairs = float((cos.sum() - cos.diagonal().sum()) / (n * (n - 1))) if n > 1 else float("nan")
+    return float(norms.mean()), pairs
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def residual_experiment(words: tuple, d_model, heads, d_ff, activation, norm_first, n_layers, seed, device):
+    """Norm and token similarity of the stream after each of `n_layers` encoder layers (layer i seeded with
+    seed + i), with and without the residual additions. Index 0 is the input."""
+    x = toy_embeddings(list(words), d_model, seed)[None].to(device)  # (1, n, d_model)
+    streams, stats = {"with": x, "without": x}, {"with": [stream_stats(x)], "without": [stream_stats(x)]}
+    with torch.no_grad():
+        for i in range(n_layers):
+            layer = seeded(lambda: core.EncoderLayer(d_model, heads, d_ff, 0.0, norm_first, activation), seed + i,
+                           device)
+            streams = {"with": layer(streams["with"]), "without": without_residual(layer, streams["without"])}
+            for name, stream in streams.items():
+                stats[name].append(stream_stats(stream))
+    return stats
+
+
+def sublayers(layer: torch.nn.Module) -> list[tuple[str, str, str]]:
+    """(LayerNorm, sub-layer, hook after the residual) for every residual sub-layer of `layer`, in order."""
+    norms = [name for name, child in layer.named_children() if isinstance(child, core.LayerNorm)]
+    after = [h for h in ("hook_resid_mid", "hook_resid_cross", "hook_out") if getattr(layer, h, None) is not None]
+    return [(norm, norm.removeprefix("norm_"), hook) for norm, hook in zip(norms, after, strict=True)]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def trace_layers(src: tuple, tgt: tuple, d_model, heads, d_ff, activation, norm_first, seed, device):
+    """Every hook tensor of an encoder layer on `src` and of a decoder layer on `tgt` whose memory is the
+    encoder layer's output; plus each layer's residual sub-layers."""
+    enc = seeded(lambda: core.EncoderLayer(d_model, heads, d_ff, 0.1, norm_first, activation), seed, device)
+    dec = seeded(lambda: core.DecoderLayer(d_model, heads, d_ff, 0.1, norm_first, activation), seed + 1, device)
+    x = toy_embeddings(list(src), d_model, seed)[None].to(device)  # (1, n_src, d_model)
+    y = toy_embeddings(list(tgt), d_model, seed)[None].to(device)  # (1, n_tgt, d_model)
+    causal = core.causal_mask(len(tgt), device)[None, None]  # (1, 1, n_tgt, n_tgt)
+    with torch.no_grad():
+        memory, enc_cache = core.hooks.trace(enc, lambda: enc(x))  # (1, n_src, d_model)
+        _, dec_cache = core.hooks.trace(dec, lambda: dec(y, memory, None, causal))  # (1, n_tgt, d_model)
+    encoder = {"input": numpy(x)} | {k: numpy(v) for k, v in enc_cache.items()}
+    decoder = {"input": numpy(y), "memory": numpy(memory)} | {k: numpy(v) for k, v in dec_cache.items()}
+    return {"encoder": (encoder, sublayers(enc)), "decoder": (decoder, sublayers(dec))}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def gpt2_block(seed: int, device: str):
+    """A GPT-2-small-sized block on a seeded (2, 4, 768) input, eval mode, causal mask.
+
+    Returns (input shape, output shape, {child module: parameter count})."""
+    block = seeded(lambda: core.DecoderLayer(GPT2["d_model"], GPT2["heads"], GPT2["d_ff"], dropout=GPT2["dropout"],
+                                             norm_first=True, activation="gelu", norm_style="torch", bias=False,
+                                             cross_attention=False), seed, device)
+    x = torch.randn(*GPT2_SHAPE, generator=torch.Generator().manual_seed(seed)).to(device)  # (2, 4, 768)
+    with torch.no_grad():
+        y = block(x, tgt_mask=core.causal_mask(GPT2_SHAPE[1], device)[None, None])  # (2, 4, 768)
+    counts = {name: sum(p.numel() for p in child.parameters()) for name, child in block.named_children()}
+    return tuple(x.shape), tuple(y.shape), {name: n for name, n in counts.items() if n}
+
+
+def layer_lines(layers: list[int], series: dict, y_title: str, title: str):
+    """charts.lines narrowed to fit half the page, whole-number layer ticks, the legend underneath."""
+    chart = charts.lines(layers, series, x_title=t("blocks.layer"), y_title=y_title, title=title,
+                         colors=[charts.PALETTE["query"], charts.PALETTE["key"]])
+    axis = alt.Axis(title=t("blocks.layer"), tickMinStep=1, format="d", labelFontSize=12, titleFontSize=14)
+    return chart.encode(x=alt.X("x:Q", axis=axis)).properties(width=320).configure_legend(orient="bottom")
+
+
+def big(n: int) -> str:
+    """A whole number with its digits grouped: 7,084,800 in English, 7 084 800 in Spanish (RAE: a space)."""
+    return f"{n:,}".replace(",", "," if current_language() == "en" else "\u00a0")
+
+
+def hook_text(name: str) -> str:
+    """What a traced tensor is, from its name: 'norm_ff.hook_std' -> the description of norm.hook_std."""
+    parent, _, leaf = name.rpartition(".")
+    leaf = leaf.removeprefix("hook_")
+    if parent == "cross_attn" and leaf in ("q", "k", "v"):
+        return t("blocks.hook." + f"cross_{leaf}")
+    group = "norm" if parent.startswith("norm") else "attn" if parent.endswith("attn") else parent or "layer"
+    return t("blocks.hook." + f"{group}_{leaf}")
+
+
+def first_columns(matrix: np.ndarray) -> tuple[np.ndarray, int]:
+    """At most MAX_CELLS cells: the first columns of a (rows, cols) matrix, and how many there were."""
+    keep = max(1, min(matrix.shape[1], MAX_CELLS // max(1, matrix.shape[0])))
+    return matrix[:, :keep], matrix.shape[1]
+
+
+def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
+    shown, total = first_columns(matrix)
+    cols = list(range(total)) if cols is None else cols
+    if shown.shape[1] < total:
+        caption = (caption + " " + t("blocks.sliced", shown=shown.shape[1], total=total)).strip()
+    panels.matrix_panel(shown, title=title, key=key, row_labels=rows, col_labels=cols[:shown.shape[1]],
+                        scale=scale, caption=caption or None, max_width=width)
+
+
+settings = state.settings()
+ss = st.session_state
+for name, value in (("ff_ratio", 4), ("activation", "relu"), ("dropout", 0.1), ("train", True), ("draw", 0),
+                    ("layers", 6), ("norm_first", True), ("trace_kind", "encoder"), ("head", 0),
+                    ("tensor_encoder", "hook_out"), ("tensor_decoder", "cross_attn.hook_weights"),
+                    ("target", TARGET_DEFAULT), ("target_text", TARGET_DEFAULT)):
+    ss.setdefault(f"blk_{name}", value)
+d, h, seed, device = settings.d_model, settings.heads, settings.seed, settings.device
+lang = settings.lang  # format functions get the language now: Streamlit may call them outside the run
+
+st.title(t("blocks.title"))
+st.markdown(t("blocks.intro"))
+words = tokens.sentence_tokens(settings.seq_len)
+st.caption(t("blocks.settings_note", d=d, h=h, seq_len=settings.seq_len, seed=seed))
+
+# ---- 1. the feed-forward network ------------------------------------------------------------------------
+st.header(t("blocks.ffn_header"))
+st.markdown(t("blocks.ffn_intro"))
+st.latex(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \quad W_1 \in \mathbb{R}^{d_{model} \times d_{ff}},"
+         r"\ W_2 \in \mathbb{R}^{d_{ff} \times d_{model}}")
+st.latex(r"\mathrm{ReLU}(z) = \max(0, z), \qquad \mathrm{GELU}(z) = z\,\Phi(z)")
+ratio_col, act_col = st.columns(2, gap="large")
+with ratio_col:
+    st.select_slider(t("blocks.d_ff"), options=list(range(1, 9)), format_func=lambda k: f"{k * d} ({k}×)",
+                     help=t("blocks.d_ff_help"), **state.bind("blk_ff_ratio"))
+with act_col:
+    st.radio(t("blocks.activation"), list(ACTIVATION), format_func=ACT_NAME.get, horizontal=True,
+             **state.bind("blk_activation"))
+d_ff, activation = int(ss["blk_ff_ratio"]) * d, ss["blk_activation"]
+(X, PRE, HID, Y), ff_params = ffn_stages(tuple(words), d, d_ff, activation, seed, device)
+
+z = torch.linspace(-4, 4, 161)
+curves = {ACT_NAME[name]: numpy(module()(z)) for name, module in ACTIVATION.items()}
+curve_col, size_col = st.columns([2, 1], gap="large")
+with curve_col:
+    st.altair_chart(charts.lines(numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
+                                 title=t("blocks.curves_title")), width="content")
+with size_col:
+    st.markdown(t("blocks.ffn_size", d=d, d_ff=d_ff, params=big(ff_params), weights=big(2 * d * d_ff),
+                  biases=big(d_ff + d)))
+    zero = float((HID == 0).mean())
+    st.metric(t("blocks.zero_fraction", act=ACT_NAME[activation]), f"{zero:.1%}")
+
+st.subheader(t("blocks.stages_header"))
+st.caption(t("blocks.toy_note"))
+cap = max(1, MAX_CELLS // len(words))  # columns drawn per matrix
+narrow = max(200, 900 * min(d, cap) // min(d_ff, cap))  # d_model-wide panels drawn narrower than d_ff-wide ones
+for matrix, title, key, caption in (
+        (X, t("blocks.X_title"), "blk_X", t("blocks.X_caption")),
+        (PRE, t("blocks.pre_title"), "blk_pre", t("blocks.pre_caption", d_ff=d_ff)),
+        (HID, t("blocks.hidden_title", act=ACT_NAME[activation]), "blk_hidden", t(HIDDEN_CAPTION[activation])),
+        (Y, t("blocks.out_title"), "blk_ffn_out", t("blocks.out_caption"))):
+    panel(matrix, title, key, words, caption=caption, width=900 if matrix.shape[1] == d_ff else narrow)
+
+# ---- 2. dropout ---------------------------------------------------------------------------------------
+st.header(t("blocks.dropout_header"))
+st.markdown(t("blocks.dropout_intro"))
+st.latex(rf"\text{{{t('blocks.train_word')}: }} \mathrm{{Dropout}}(x)_i = \frac{{m_i\, x_i}}{{1 - p}},\ "
+         rf"m_i \sim \mathrm{{Bernoulli}}(1 - p) \qquad \text{{{t('blocks.eval_word')}: }} \mathrm{{Dropout}}(x) = x")
+p_col, mode_col = st.columns([3, 2], gap="large", vertical_alignment="bottom")
+with p_col:
+    st.slider(t("blocks.p"), 0.0, 0.9, step=0.05, help=t("blocks.p_help"), **state.bind("blk_dropout"))
+with mode_col:
+    st.toggle(t("blocks.train_mode"), help=t("blocks.train_help"), **state.bind("blk_train"))
+    st.button(t("blocks.redraw"), on_click=lambda: ss.update(blk_draw=ss["blk_draw"] + 1), icon=":material/casino:")
+p, training = float(ss["blk_dropout"]), bool(ss["blk_train"])
+dropped, kept = apply_dropout(torch.tensor(Y), p, training, seed + int(ss["blk_draw"]))
+dropped, kept = numpy(dropped), numpy(kept)
+if training:
+    survivors = kept.astype(bool)
+    st.markdown(t("blocks.dropout_stats", zeroed=int((~survivors).sum()), total=kept.size,
+                  frac=f"{1 - survivors.mean():.3f}", p=f"{p:.2f}", scale=f"{1 / (1 - p):.4f}",
+                  mean_in=f"{Y.mean():.4f}", mean_out=f"{dropped.mean():.4f}"))
+else:
+    st.info(t("blocks.eval_identity"), icon=":material/visibility:")
+keep_col, drop_col = st.columns(2, gap="large")
+with keep_col:
+    panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="weights", caption=t("blocks.mask_caption"), width=420)
+with drop_col:
+    panel(dropped, t("blocks.dropped_title"), "blk_dropped", words, caption=t("blocks.dropped_caption"), width=420)
+
+# ---- 3. residual connections ----------------------------------------------------------------------------
+st.header(t("blocks.residual_header"))
+st.markdown(t("blocks.residual_intro"))
+st.latex(rf"\text{{{t('blocks.pre_norm')}: }} x + \mathrm{{Dropout}}(\mathrm{{Sublayer}}(\mathrm{{LN}}(x))) \qquad"
+         rf"\text{{{t('blocks.post_norm')}: }} \mathrm{{LN}}(x + \mathrm{{Dropout}}(\mathrm{{Sublayer}}(x)))")
+n_col, norm_col = st.columns(2, gap="large")
+with n_col:
+    st.slider(t("blocks.layers"), 1, MAX_LAYERS, help=t("blocks.layers_help"), **state.bind("blk_layers"))
+with norm_col:
+    st.radio(t("blocks.norm_first"), [True, False], horizontal=True, help=t("blocks.norm_first_help"),
+             format_func=lambda pre: t("blocks.pre_norm" if pre else "blocks.post_norm", lang), **state.bind("blk_norm_first"))
+n_layers, norm_first = int(ss["blk_layers"]), bool(ss["blk_norm_first"])
+stats = residual_experiment(tuple(words), d, h, d_ff, activation, norm_first, n_layers, seed, device)
+series = {t(f"blocks.{k}_residual"): [s[0] for s in v] for k, v in stats.items()}
+similar = {t(f"blocks.{k}_residual"): [s[1] for s in v] for k, v in stats.items()}
+layer_axis = list(range(n_layers + 1))
+norm_chart, sim_chart = st.columns(2, gap="large")
+with norm_chart:
+    st.altair_chart(layer_lines(layer_axis, series, t("blocks.norm_axis"), t("blocks.norm_title")), width="content")
+with sim_chart:
+    if len(words) > 1:
+        st.altair_chart(layer_lines(layer_axis, similar, t("blocks.cos_axis"), t("blocks.cos_title")), width="content")
+    else:
+        st.info(t("blocks.cos_one_token"), icon=":material/info:")
+st.caption(t("blocks.residual_caption"))
+if settings.show_numbers:
+    numbers = {t("blocks.layer"): layer_axis} | {f"{name} · {t('blocks.norm_axis')}": v for name, v in series.items()}
+    if len(words) > 1:
+        numbers |= {f"{name} · {t('blocks.cos_axis')}": v for name, v in similar.items()}
+    st.dataframe(pd.DataFrame(numbers), hide_index=True, key="blk_residual_numbers",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in list(numbers)[1:]})
+
+# ---- 4. the encoder and decoder layers, traced ----------------------------------------------------------
+st.header(t("blocks.layers_header"))
+st.markdown(t("blocks.layers_intro"))
+st.text_input(t("blocks.target"), max_chars=TARGET_MAX_CHARS, help=t("blocks.target_help", n=settings.seq_len),
+              **state.bind("blk_target_text"))
+if ss["blk_target_text"].split():
+    ss["blk_target"] = ss["blk_target_text"]
+else:
+    st.warning(t("blocks.target_empty", kept=md_escape(ss["blk_target"])), icon=":material/edit_off:")
+target = ss["blk_target"].split()
+if len(target) > settings.seq_len:
+    st.info(t("blocks.target_truncated", n=len(target), seq_len=settings.seq_len), icon=":material/content_cut:")
+    target = target[:settings.seq_len]
+traced = trace_layers(tuple(words), tuple(target), d, h, d_ff, activation, norm_first, seed, device)
+subs = {kind: rows for kind, (_, rows) in traced.items()}
+for kind in ("encoder", "decoder"):
+    st.markdown(t(f"blocks.{kind}_sublayers", n=len(subs[kind])))
+    table = pd.DataFrame([{t("blocks.col_sublayer"): t(SUBLAYER[kind, sub]), t("blocks.col_norm"): norm,
+                           t("blocks.col_after"): after} for norm, sub, after in subs[kind]])
+    st.table(table.set_axis(pd.RangeIndex(1, len(table) + 1, name="#")))
+
+st.radio(t("blocks.trace_kind"), ["encoder", "decoder"], horizontal=True,
+         format_func=lambda k: t(KIND[k], lang), **state.bind("blk_trace_kind"))
+kind = ss["blk_trace_kind"]
+tensors = traced[kind][0]
+st.dataframe(pd.DataFrame({t("blocks.col_name"): list(tensors), t("blocks.col_shape"):
+                           [str(tuple(v.shape)) for v in tensors.values()],
+                           t("blocks.col_what"): [hook_text(name) for name in tensors]}),
+             hide_index=True, key=f"blk_shapes_{kind}", row_height=35,
+             height=min(35 * (len(tensors) + 1) + 3, 800))
+choice_key = f"blk_tensor_{kind}"
+if ss[choice_key] not in tensors:
+    ss[choice_key] = "hook_out"
+pick_col, head_col = st.columns([3, 1], gap="large")
+with pick_col:
+    st.selectbox(t("blocks.pick_tensor"), list(tensors), format_func=lambda n: f"{n}  {tensors[n].shape}",
+                 **state.bind(choice_key, identity=tuple(tensors)))
+name = ss[choice_key]
+tensor = tensors[name]
+if tensor.ndim == 4:
+    ss["blk_head"] = min(int(ss["blk_head"]), h - 1)
+    with head_col:
+        st.selectbox(t("blocks.head"), list(range(h)), **state.bind("blk_head", identity=(h,)))
+    matrix = tensor[0, int(ss["blk_head"])]
+else:
+    matrix = tensor[0]
+src_side = kind == "encoder" or name in ("memory", "cross_attn.hook_k", "cross_attn.hook_v")
+rows = words if src_side else target
+is_scores = name.rsplit(".", 1)[-1] in ("hook_scores", "hook_masked_scores", "hook_weights")
+cols = (words if kind == "encoder" or name.startswith("cross_attn") else target) if is_scores else None
+panel(matrix, f"{t(KIND[kind])}: {name}", "blk_traced", rows, cols,
+      scale="weights" if name.endswith("hook_weights") else None, caption=hook_text(name))
+
+# ---- 5. the GPT-2 block and the three families ---------------------------------------------------------
+st.header(t("blocks.gpt2_header"))
+st.markdown(t("blocks.gpt2_intro"))
+st.markdown(t("blocks.gpt2_built"))
+gx, gy, counts = gpt2_block(seed, device)
+config_col, build_col = st.columns(2, gap="large")
+with config_col:
+    st.table(pd.DataFrame({t("blocks.col_value"): [big(v) if isinstance(v, int) else str(v) for v in GPT2.values()]},
+                          index=pd.Index([t(key) for key in GPT2_LABELS], name=t("blocks.col_setting"))))
+with build_col:
+    formulas = [GPT2_FORMULA["norm" if name.startswith("norm") else name].format(d=GPT2["d_model"], f=GPT2["d_ff"])
+                for name in counts]
+    st.table(pd.DataFrame({t("blocks.col_params"): [big(n) for n in [*counts.values(), sum(counts.values())]],
+                           t("blocks.col_formula"): [*formulas, ""]},
+                          index=pd.Index([*counts, t("blocks.total")], name=t("blocks.col_module"))))
+st.markdown(t("blocks.gpt2_shapes", x=str(gx), y=str(gy), params=big(sum(counts.values()))))
+st.caption(t("blocks.gpt2_note", blocks=big(GPT2["layers"] * sum(counts.values()))))
+st.subheader(t("blocks.families_header"))
+st.table(pd.DataFrame({t("blocks.fam_col_attn"): [t(attn) for _, attn, _ in FAMILIES],
+                       t("blocks.fam_col_use"): [t(use) for _, _, use in FAMILIES]},
+                      index=pd.Index([t(name) for name, _, _ in FAMILIES], name=t("blocks.fam_col_name"))))
+
+panels.show_code(core.FeedForward, core.layers._Block, core.EncoderLayer, core.DecoderLayer, apply_dropout,
+                 without_residual)
+
+st.subheader(t("blocks.notice_header"))
+last = {k: v[-1] for k, v in stats.items()}
+st.markdown(t("blocks.notice_ffn", act=ACT_NAME[activation], zero=f"{zero:.1%}", d=d, d_ff=d_ff))
+st.markdown(t("blocks.notice_residual", n=n_layers, w=f"{last['with'][0]:.2f}", wo=f"{last['without'][0]:.2f}",
+              x0=f"{stats['with'][0][0]:.2f}"))
+if len(words) > 1:
+    st.markdown(t("blocks.notice_similar", sw=f"{last['with'][1]:.2f}", swo=f"{last['without'][1]:.2f}"))
+st.markdown(t("blocks.notice_points"))

@@ -1,0 +1,289 @@
+"""Lesson 8: the whole encoder-decoder model (CURRICULUM.md, lesson 8).
+
+A diagram with live shapes, an exact parameter count read off the real model (weights on torch's meta device, by
+core.costs, so nothing is allocated), the weight-only formulas beside it, the multiply-adds and memory of one
+layer as the sequence grows, the RNN comparison and the published model sizes.
+"""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import core
+from core import costs
+from ui import charts, panels, state
+from ui.i18n import t
+
+LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
+COURSE = {"d_model": 512, "heads": 8, "d_ff": 2048, "layers": 6}
+PAPER_VOCAB = 37_000  # the 2017 paper: "a shared source-target vocabulary of about 37000 tokens" (WMT en-de)
+SIZES = (("arch.size_original", "2017", "6 + 6", "65 M"), ("arch.size_bert", "2018", "12", "110 M"),
+         ("arch.size_gpt2", "2019", "48", "1.5 B"), ("arch.size_t5", "2020", "12 + 12", "220 M"),
+         ("arch.size_gpt3", "2020", "96", "175 B"))
+ss = st.session_state
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def breakdown(src_vocab: int, tgt_vocab: int, d_model: int, heads: int, layers: int, d_ff: int,
+              norm_first: bool) -> dict[str, int]:
+    cfg = core.ModelConfig(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d_model, n_heads=heads,
+                           n_layers=layers, d_ff=d_ff, norm_first=norm_first)
+    return costs.parameter_breakdown(cfg)
+
+
+def use_course_size() -> None:
+    ss[state.key("d_model")], ss[state.key("heads")] = COURSE["d_model"], COURSE["heads"]
+    ss["arch_ff_auto"], ss["arch_layers"] = True, COURSE["layers"]
+
+
+def num(value: float) -> str:
+    """An integer with the language's thousands separator."""
+    return f"{int(value):,}".replace(",", t("arch.thousands"))
+
+
+def dec(value: float, places: int = 1) -> str:
+    """A decimal number with the language's decimal mark."""
+    return f"{value:.{places}f}".replace(".", t("arch.decimal"))
+
+
+def column(kind: str, width: int):
+    """A dataframe column: text, an integer with thousands separators (in the browser's locale), or a share in %."""
+    if kind == "text":
+        return st.column_config.TextColumn(width=width)
+    return st.column_config.NumberColumn(format="localized" if kind == "int" else "%.2f", width=width)
+
+
+def diagram(c: dict[str, int], n: int, d: int, h: int, d_ff: int, layers: int, v_tgt: int, pre_norm: bool) -> str:
+    """The encoder-decoder as a Graphviz DOT string; every box shows its live shape and parameter count."""
+    def box(name, text_key, shape_text, params=None, color="#FFFFFF"):
+        lines = [*t(text_key).split("\n"), *shape_text.split("\n")]
+        lines += [t("arch.dot_params", count=num(params))] if params is not None else []
+        label = "\\n".join(line.replace('"', "'") for line in lines)
+        return f'{name} [label="{label}", fillcolor="{color}"];'
+
+    def cluster(name, title_key, norms_key, norms, members):
+        title = (t(title_key, n=layers) + "\\n" + t(norms_key, count=num(norms))).replace('"', "'")
+        return f'subgraph cluster_{name} {{ label="{title}"; style="rounded,dashed"; color="#777777"; {members} }}'
+    seq = lambda last: f"(batch, {n}, {last})"  # noqa: E731
+    q, k, v, out, inp = (charts.PALETTE[x] + "40" for x in ("query", "key", "value", "output", "input"))
+    nodes = [
+        box("src", "arch.dot_src", f"(batch, {n})", color=inp), box("tgt", "arch.dot_tgt", f"(batch, {n})", color=inp),
+        box("src_emb", "arch.dot_src_embed", seq(d), c["src_embed"]),
+        box("tgt_emb", "arch.dot_tgt_embed", seq(d), c["tgt_embed"]),
+        box("enc_attn", "arch.dot_self_attn", t("arch.dot_heads", h=h, d_k=d // h, n=n, d=d), c["enc_attn"], q),
+        box("enc_ff", "arch.dot_ff", t("arch.dot_ff_shape", n=n, d=d, d_ff=d_ff), c["enc_ff"], v),
+        box("memory", "arch.dot_memory_pre" if pre_norm else "arch.dot_memory", seq(d),
+            c["enc_final_norm"] if pre_norm else None, k),
+        box("dec_attn", "arch.dot_masked_attn", t("arch.dot_heads", h=h, d_k=d // h, n=n, d=d), c["dec_self_attn"], q),
+        box("dec_cross", "arch.dot_cross_attn", t("arch.dot_cross_shape", h=h, n=n, d=d), c["dec_cross_attn"], q),
+        box("dec_ff", "arch.dot_ff", t("arch.dot_ff_shape", n=n, d=d, d_ff=d_ff), c["dec_ff"], v),
+        box("dec_out", "arch.dot_final_norm" if pre_norm else "arch.dot_dec_out", seq(d),
+            c["dec_final_norm"] if pre_norm else None),
+        box("gen", "arch.dot_generator", seq(v_tgt), c["generator_new"], out),
+        box("probs", "arch.dot_softmax", seq(v_tgt), color=out),
+    ]
+    clusters = [cluster("enc", "arch.dot_encoder", "arch.dot_norms2", c["enc_norms"], "enc_attn; enc_ff;"),
+                cluster("dec", "arch.dot_decoder", "arch.dot_norms3", c["dec_norms"], "dec_attn; dec_cross; dec_ff;")]
+    edges = ("src -> src_emb -> enc_attn -> enc_ff -> memory; "
+             "tgt -> tgt_emb -> dec_attn -> dec_cross -> dec_ff -> dec_out -> gen -> probs; "
+             f'memory -> dec_cross [label=" K, V", fontsize=14, penwidth=2.5, color="{charts.PALETTE["key"]}"];')
+    return ('digraph { rankdir=TB; nodesep=0.5; ranksep=0.32; newrank=true; '
+            'graph [fontname="Helvetica", fontsize=14]; '
+            'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=14, margin="0.14,0.05"]; '
+            'edge [color="#555555"];\n' + "\n".join(nodes + clusters) + "\n" + edges
+            + "\n{ rank=same; src; tgt; }\n}")
+
+
+def formula_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_norm: bool) -> dict[str, int]:
+    """The same counts by the closed-form formulas (with biases): shown beside the model's own numbers."""
+    attn, ff, norm = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
+    n_norms = 5 * layers + (2 if pre_norm else 0)
+    parts = {"embeddings": (v_src + v_tgt) * d, "attention": 3 * layers * attn, "feed_forward": 2 * layers * ff,
+             "layer_norm": n_norms * norm, "generator": v_tgt}
+    return parts | {"total": sum(parts.values())}
+
+
+settings = state.settings()
+ss.setdefault("arch_ff_auto", True)
+ss.setdefault("arch_d_ff", 4 * settings.d_model)
+ss.setdefault("arch_layers", COURSE["layers"])
+ss.setdefault("arch_src_vocab", PAPER_VOCAB)
+ss.setdefault("arch_tgt_vocab", PAPER_VOCAB)
+ss.setdefault("arch_pre_norm", True)
+
+st.title(t("arch.title"))
+st.markdown(t("arch.intro"))
+st.latex(r"\mathrm{Transformer}(X, Y) = \mathrm{Generator}\big(\mathrm{Decoder}(\mathrm{Encoder}(X),\, Y)\big),"
+         r"\qquad P(y_t \mid y_{<t}, X) = \mathrm{softmax}\big(h_t\, E_{\mathrm{tgt}}^{\top} + b\big)")
+st.markdown(t("arch.equation"))
+
+st.subheader(t("arch.controls_header"))
+col1, col2, col3 = st.columns(3, gap="large")
+with col1:
+    st.number_input(t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0], max_value=state.D_MODEL_RANGE[1],
+                    step=8, **state.bind(state.key("d_model"), widget="arch_w_d_model"))
+    heads_options = state.heads_options(int(ss[state.key("d_model")]))
+    st.selectbox(t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
+                 **state.bind(state.key("heads"), widget="arch_w_heads", identity=tuple(heads_options)))
+    st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
+with col2:
+    st.toggle(t("arch.ff_auto"), **state.bind("arch_ff_auto"))
+    if ss["arch_ff_auto"]:
+        ss["arch_d_ff"] = 4 * int(ss[state.key("d_model")])
+    st.number_input(t("arch.d_ff"), min_value=D_FF_RANGE[0], max_value=D_FF_RANGE[1], step=64,
+                    disabled=bool(ss["arch_ff_auto"]), **state.bind("arch_d_ff"))
+    st.number_input(t("arch.layers"), min_value=LAYERS_RANGE[0], max_value=LAYERS_RANGE[1], step=1,
+                    help=t("arch.layers_help"), **state.bind("arch_layers"))
+with col3:
+    st.number_input(t("arch.src_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
+                    **state.bind("arch_src_vocab"))
+    st.number_input(t("arch.tgt_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
+                    **state.bind("arch_tgt_vocab"))
+    st.radio(t("arch.norm"), (True, False), horizontal=True, **state.bind("arch_pre_norm"),
+             format_func=lambda pre: t("arch.pre_norm" if pre else "arch.post_norm", settings.lang))
+
+settings = state.current()
+d, h, n = settings.d_model, settings.heads, settings.seq_len
+d_ff, layers = int(ss["arch_d_ff"]), int(ss["arch_layers"])
+v_src, v_tgt, pre_norm = int(ss["arch_src_vocab"]), int(ss["arch_tgt_vocab"]), bool(ss["arch_pre_norm"])
+try:
+    c = breakdown(v_src, v_tgt, d, h, layers, d_ff, pre_norm)
+except ValueError:
+    panels.problems_box([t("arch.invalid", d=d, h=h, d_ff=d_ff, layers=layers)])
+    st.stop()
+
+st.subheader(t("arch.diagram_header"))
+st.markdown(t("arch.diagram_intro", n=n))
+st.graphviz_chart(diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), width="content")
+
+st.subheader(t("arch.params_header"))
+st.markdown(t("arch.params_intro"))
+f = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm)
+w = costs.weight_only_layer(d, d_ff)
+components = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src + V_tgt)·d"),
+              ("attention", "arch.c_attention", "3N·(4d² + 4d)", "3N·4d²"),
+              ("feed_forward", "arch.c_feed_forward", "2N·(2·d·d_ff + d_ff + d)", "2N·2·d·d_ff"),
+              ("layer_norm", "arch.c_layer_norm", f"{'(5N + 2)' if pre_norm else '5N'}·2d",
+               f"{'(5N + 2)' if pre_norm else '5N'}·2d"),
+              ("generator", "arch.c_generator", "V_tgt", "0"),
+              ("total", "arch.c_total", "—", "—"))
+weights_only = {"embeddings": f["embeddings"], "attention": 3 * layers * w["attention"],
+                "feed_forward": 2 * layers * w["feed_forward"], "layer_norm": f["layer_norm"], "generator": 0}
+weights_only["total"] = sum(weights_only.values())
+model_table = pd.DataFrame({
+    t("arch.col_component"): [t(label) for _, label, _, _ in components],
+    t("arch.col_exact"): [c[key] for key, *_ in components],
+    t("arch.col_share"): [100 * c[key] / c["total"] for key, *_ in components],
+    t("arch.col_formula"): [formula for *_, formula, _ in components],
+    t("arch.col_weights_formula"): [formula for *_, formula in components],
+    t("arch.col_weights_value"): [weights_only[key] for key, *_ in components]})
+widths = (190, 130, 110, 180, 130, 150)  # pixels: the six columns fit a wide page without scrolling
+kinds = ("text", "int", "share", "text", "text", "int")
+st.dataframe(model_table, hide_index=True, key="arch_model_table",
+             column_config={col: column(kind, width) for col, kind, width in zip(model_table.columns, kinds, widths)})
+agree = all(f[key] == c[key] for key in f)
+st.caption(t("arch.params_caption", total=num(c["total"]), mb=dec(4 * c["total"] / 2**20)))
+if not agree:  # the formulas describe core's model; if core changes, say so rather than show two truths
+    st.warning(t("arch.formula_mismatch"))
+
+st.markdown(t("arch.layer_header"))
+layer_rows = (("arch.c_self_attn", c["enc_attn"], c["dec_self_attn"], "4d² + 4d", "4d²", w["attention"]),
+              ("arch.c_cross_attn", 0, c["dec_cross_attn"], "4d² + 4d", "4d²", 0),
+              ("arch.m_feed_forward", c["enc_ff"], c["dec_ff"], "2·d·d_ff + d_ff + d", "2·d·d_ff",
+               w["feed_forward"]),
+              ("arch.c_layer_norm", c["enc_norms"], c["dec_norms"], "2 × 2d | 3 × 2d", "4d", w["layer_norm"]),
+              ("arch.c_layer_total", c["enc_layer"], c["dec_layer"], "—", "4d² + 2·d·d_ff + 4d", w["total"]),
+              ("arch.c_times_n", layers * c["enc_layer"], layers * c["dec_layer"], "—", "—", layers * w["total"]))
+layer_table = pd.DataFrame({
+    t("arch.col_part"): [t(row[0], n=layers) for row in layer_rows],
+    t("arch.col_encoder_layer"): [row[1] for row in layer_rows],
+    t("arch.col_decoder_layer"): [row[2] for row in layer_rows],
+    t("arch.col_formula"): [row[3] for row in layer_rows],
+    t("arch.col_weights_formula"): [row[4] for row in layer_rows],
+    t("arch.col_weights_encoder"): [row[5] for row in layer_rows]})
+widths, kinds = (150, 135, 160, 160, 150, 140), ("text", "int", "int", "text", "text", "int")
+st.dataframe(layer_table, hide_index=True, key="arch_layer_table",
+             column_config={col: column(kind, width) for col, kind, width in zip(layer_table.columns, kinds, widths)})
+st.markdown(t("arch.heads_note", h=h, d_k=d // h))
+
+course = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
+                   True)
+cw = costs.weight_only_layer(COURSE["d_model"], COURSE["d_ff"])
+with st.container(border=True):
+    st.markdown(t("arch.course_check", attn=num(cw["attention"]), ff=num(cw["feed_forward"]), ln=num(cw["layer_norm"]),
+                  layer=num(cw["total"]), six=num(6 * cw["total"]), exact=num(course["enc_layer"]),
+                  exact_six=num(6 * course["enc_layer"]), stack=num(6 * course["enc_layer"] + course["enc_final_norm"]),
+                  six_rounded=dec(6 * round(cw["total"] / 1e6, 1))))
+
+st.subheader(t("arch.costs_header"))
+st.markdown(t("arch.costs_intro"))
+st.slider(t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1], **state.bind(state.key("seq_len"), widget="arch_w_seq_len"))
+n = int(ss[state.key("seq_len")])
+enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
+cost_rows = (("projections", "arch.m_projections", "4·n·d²"), ("scores", "arch.m_scores", "n²·d"),
+             ("weighted_sum", "arch.m_weighted_sum", "n²·d"),
+             ("feed_forward", "arch.m_feed_forward", "2·n·d·d_ff"),
+             ("layer_norm", "arch.m_layer_norm", "≈ 2·n·d"), ("total", "arch.c_total", "—"))
+cost_table = pd.DataFrame({
+    t("arch.col_part"): [t(label) for _, label, _ in cost_rows],
+    t("arch.col_cost_formula"): [formula for *_, formula in cost_rows],
+    t("arch.col_enc_macs"): [enc[key] for key, *_ in cost_rows],
+    t("arch.col_share"): [100 * enc[key] / enc["total"] for key, *_ in cost_rows],
+    t("arch.col_dec_macs"): [dec_costs[key] for key, *_ in cost_rows]})
+widths, kinds = (230, 90, 175, 120, 175), ("text", "text", "int", "share", "int")
+st.dataframe(cost_table, hide_index=True, key="arch_cost_table",
+             column_config={col: column(kind, width) for col, kind, width in zip(cost_table.columns, kinds, widths)})
+st.caption(t("arch.costs_caption", n=n, flops=num(2 * enc["total"])))
+
+cross = costs.crossovers(d, d_ff)
+xs = np.unique(np.geomspace(1, max(8 * max(d_ff, 2 * d), 128), 64).round())
+curves = {t("arch.curve_scores"): 2 * xs * xs * d, t("arch.curve_ffn"): 2 * xs * d * d_ff,
+          t("arch.curve_projections"): 4 * xs * d * d}
+marks = [(t("arch.mark_order", d=d), cross["order"]), (t("arch.mark_projections", x=cross["scores_vs_projections"]),
+         cross["scores_vs_projections"]), (t("arch.mark_ffn", d_ff=d_ff), cross["scores_vs_ffn"])]
+st.altair_chart(charts.cost_curves(xs, curves, marks, x_title=t("arch.axis_n"), y_title=t("arch.axis_macs"),
+                                   now=(t("arch.mark_now", n=n), n),
+                                   title=t("arch.chart_title", d=d, d_ff=d_ff),
+                                   colors=[charts.PALETTE["query"], charts.PALETTE["value"],
+                                           charts.PALETTE["highlight"]]), width="content")
+st.markdown(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
+
+mem = costs.layer_memory(n, d, h, d_ff)
+mem_rows = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation", "arch.mem_activation", "n·d"),
+            ("ffn_hidden", "arch.mem_ffn", "n·d_ff"))
+st.markdown(t("arch.memory_header"))
+st.dataframe(pd.DataFrame({t("arch.col_part"): [t(label) for _, label, _ in mem_rows],
+                           t("arch.col_cost_formula"): [formula for *_, formula in mem_rows],
+                           t("arch.col_floats"): [mem[key] for key, *_ in mem_rows],
+                           t("arch.col_kib"): [4 * mem[key] / 1024 for key, *_ in mem_rows]}),
+             hide_index=True, key="arch_memory_table", column_config={
+                 t("arch.col_floats"): st.column_config.NumberColumn(format="localized"),
+                 t("arch.col_kib"): st.column_config.NumberColumn(format="%.2f")})
+st.caption(t("arch.memory_caption", at=max(1, d // h)))
+
+st.subheader(t("arch.rnn_header"))
+st.table(pd.DataFrame({
+    t("arch.rnn_col_property"): [t("arch.rnn_cost"), t("arch.rnn_sequential"), t("arch.rnn_path")],
+    t("arch.rnn_col_attention"): ["O(n²·d)", "O(1)", "O(1)"],
+    t("arch.rnn_col_attention_now", n=n, d=d): [num(n * n * d), "1", "1"],
+    t("arch.rnn_col_rnn"): ["O(n·d²)", "O(n)", "O(n)"],
+    t("arch.rnn_col_rnn_now", n=n, d=d): [num(n * d * d), num(n), num(n)]}).set_index(t("arch.rnn_col_property")))
+st.markdown(t("arch.rnn_note"))
+
+st.subheader(t("arch.sizes_header"))
+st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
+                       t("arch.sizes_year"): [year for _, year, _, _ in SIZES],
+                       t("arch.sizes_layers"): [lay for *_, lay, _ in SIZES],
+                       t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
+paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
+                  False)
+st.markdown(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
+              src=num(paper["src_embed"])))
+
+panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, core.count_parameters,
+                 costs.encoder_layer_macs, costs.decoder_layer_macs)
+
+st.subheader(t("arch.notice_header"))
+st.markdown(t("arch.notice_embeddings", share=dec(100 * c["embeddings"] / c["total"])))
+st.markdown(t("arch.notice_ffn", share=dec(100 * c["enc_ff"] / c["enc_layer"])))
+st.markdown(t("arch.notice_cost", n=n, share=dec(100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"]),
+              d_ff=d_ff))

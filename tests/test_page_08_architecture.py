@@ -1,0 +1,268 @@
+"""Lesson 8 (the whole model) through AppTest, and core.costs.
+
+Parameter counts shown are checked against models really built by core.build_model (summing p.numel() here,
+per module, without count_parameters); multiply-adds against a count of the matrix products a real layer runs.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit import dataframe_util
+from streamlit.testing.v1 import AppTest
+from torch.overrides import TorchFunctionMode
+
+import core
+from core import costs
+from ui.i18n import t
+from conftest import widget
+
+ROOT = Path(__file__).resolve().parents[1]
+APP, PAGE = ROOT / "app.py", ROOT / "pages" / "08_architecture.py"
+
+
+def start(path: Path = PAGE, *, lang: str = "en", **state) -> AppTest:
+    at = AppTest.from_file(str(path), default_timeout=60)
+    at.session_state["cfg_lang"] = lang
+    for name, value in state.items():
+        at.session_state[name] = value
+    if path == APP:  # the frame first (a switch before the first run would run the page without it)
+        at.run().switch_page("pages/08_architecture.py")
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def tables(at: AppTest) -> dict[str, object]:
+    """The page's four dataframes by name, indexed by their first (label) column."""
+    frames = [d.value for d in at.dataframe]
+    assert len(frames) == 4
+    return {name: f.set_index(f.columns[0]) for name, f in zip(("model", "layer", "cost", "memory"), frames)}
+
+
+def real_counts(cfg: core.ModelConfig) -> dict[str, int]:
+    """Counts of a really built model, per module, by plain p.numel() sums (tied weights once)."""
+    model = core.build_model(cfg, seed=0)
+    size = lambda *mods: sum(p.numel() for m in mods for p in m.parameters())  # noqa: E731
+    layers = [*model.encoder.layers, *model.decoder.layers]
+    attn = [m for layer in layers for m in (layer.self_attn, getattr(layer, "cross_attn", None)) if m is not None]
+    norms = [m for name, m in model.named_modules() if name.split(".")[-1].startswith("norm")]
+    enc, dec = model.encoder.layers[0], model.decoder.layers[0]
+    return {"total": size(model), "embeddings": size(model.src_embed, model.tgt_embed), "attention": size(*attn),
+            "feed_forward": size(*[layer.ff for layer in layers]), "layer_norm": size(*norms),
+            "generator": model.generator.bias.numel(), "enc_layer": size(enc), "dec_layer": size(dec),
+            "enc_attn": size(enc.self_attn), "dec_cross": size(dec.cross_attn)}
+
+
+def set_model(at: AppTest, *, d_model=None, heads=None, d_ff=None, layers=None, src=None, tgt=None, pre_norm=None,
+              seq_len=None) -> AppTest:
+    if d_model is not None:
+        at.number_input(key="arch_w_d_model").set_value(d_model).run()
+    if heads is not None:
+        widget(at, "selectbox", "arch_w_heads").set_value(heads).run()
+    if d_ff is not None:
+        at.toggle(key="w_arch_ff_auto").set_value(False).run()
+        at.number_input(key="w_arch_d_ff").set_value(d_ff)
+    for key, value in (("w_arch_layers", layers), ("w_arch_src_vocab", src), ("w_arch_tgt_vocab", tgt)):
+        if value is not None:
+            at.number_input(key=key).set_value(value)
+    if pre_norm is not None:
+        at.radio(key="w_arch_pre_norm").set_value(pre_norm)
+    if seq_len is not None:
+        at.slider(key="arch_w_seq_len").set_value(seq_len)
+    return at.run()
+
+
+COMPONENTS = ("embeddings", "attention", "feed_forward", "layer_norm", "generator", "total")
+
+
+@pytest.mark.parametrize("path", [APP, PAGE], ids=["app", "page"])
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_runs_in_both_languages(path, lang):
+    at = start(path, lang=lang)
+    assert_clean(at)
+    assert at.title[0].value == t("arch.title", lang=lang)
+    assert not at.error and not at.warning
+    dot = at.get("graphviz_chart")[0].proto.spec
+    assert "cluster_enc" in dot and "cluster_dec" in dot and "(batch, 8, 64)" in dot and "(batch, 8, 37000)" in dot
+    assert t("arch.dot_cross_attn", lang=lang).split("\n")[0] in dot
+    assert [f.columns[0] for f in (d.value for d in at.dataframe)][0] == t("arch.col_component", lang=lang)
+    if path == APP:  # the frame is there: the page sits in its section, the sidebar is translated
+        assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
+
+
+@pytest.mark.parametrize("case", ["small", "course"])
+def test_counts_equal_a_really_built_model(case):
+    at = start()
+    if case == "small":
+        at = set_model(at, d_model=16, heads=2, d_ff=40, layers=2, src=11, tgt=13, pre_norm=False)
+        cfg = core.ModelConfig(src_vocab=11, tgt_vocab=13, d_model=16, n_heads=2, n_layers=2, d_ff=40,
+                               norm_first=False)
+    else:
+        at.button[0].click().run()  # the course's size: 512, 8 heads, d_ff 4 * 512, 6 layers
+        at = set_model(at, src=1000, tgt=1200)
+        cfg = core.ModelConfig(src_vocab=1000, tgt_vocab=1200, d_model=512, n_heads=8, n_layers=6, d_ff=2048)
+    assert_clean(at)
+    want, got = real_counts(cfg), tables(at)
+    exact = got["model"].iloc[:, 0].to_numpy(dtype=np.int64)  # the "exact (from the model)" column
+    assert list(exact) == [want[k] for k in COMPONENTS]
+    assert exact[:-1].sum() == exact[-1] == want["total"]
+    layer = got["layer"]
+    assert layer.iloc[4, 0] == want["enc_layer"] and layer.iloc[4, 1] == want["dec_layer"]
+    assert layer.iloc[0, 0] == want["enc_attn"] and layer.iloc[1, 1] == want["dec_cross"]
+    dot = at.get("graphviz_chart")[0].proto.spec
+    assert f"{want['enc_attn']:,} parameters" in dot
+
+
+def test_course_layer_numbers_and_the_honest_note():
+    at = start()
+    at.button[0].click().run()
+    assert_clean(at)
+    layer = tables(at)["layer"]
+    d, d_ff = 512, 2048
+    assert layer.iloc[4, 0] == 4 * d * d + 4 * d + 2 * d * d_ff + d_ff + d + 2 * 2 * d == 3_152_384
+    assert layer.iloc[4, -1] == 4 * d * d + 2 * d * d_ff + 4 * d == 3_147_776  # weights only: "about 3.1 M"
+    assert layer.iloc[5, -1] == 6 * 3_147_776 == 18_886_656
+    note = next(m.value for m in at.markdown if "18.7 M" in m.value)
+    for number in ("1,048,576", "2,097,152", "2,048", "3,147,776", "3,152,384", "18,886,656", "18,914,304", "18.6 M"):
+        assert number in note, number
+    assert "18.7" not in tables(at)["model"].to_string()
+
+
+def test_weights_only_formulas_and_d_ff_follows_d_model():
+    at = set_model(start(), d_model=128)
+    assert_clean(at)
+    assert at.number_input(key="w_arch_d_ff").value == 512 and at.session_state["cfg_d_model"] == 128
+    model = tables(at)["model"]
+    d, d_ff, n_layers, v = 128, 512, 6, 37_000
+    weights = model.iloc[:, -1].to_numpy(dtype=np.int64)
+    assert list(weights) == [2 * v * d, 3 * n_layers * 4 * d * d, 2 * n_layers * 2 * d * d_ff,
+                             (5 * n_layers + 2) * 2 * d, 0, sum(weights[:-1])]
+
+
+def test_costs_match_the_matrix_products_a_real_layer_runs():
+    class CountMacs(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.macs = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = getattr(func, "__name__", "")
+            if name == "linear":
+                self.macs += out.numel() * args[1].shape[1]  # (..., out) outputs, each a dot product of length in
+            elif name in ("matmul", "__matmul__"):
+                self.macs += out.numel() * args[0].shape[-1]
+            return out
+
+    n, d, h, d_ff = 8, 64, 4, 256
+    layer = core.EncoderLayer(d, h, d_ff, dropout=0.0).eval()
+    with torch.no_grad(), CountMacs() as counter:
+        layer(torch.randn(1, n, d))
+    macs = costs.encoder_layer_macs(n, d, d_ff)
+    assert counter.macs == macs["total"] - macs["layer_norm"] == 4 * n * d * d + 2 * n * n * d + 2 * n * d * d_ff
+    decoder = core.DecoderLayer(d, h, d_ff, dropout=0.0).eval()
+    with torch.no_grad(), CountMacs() as counter:
+        decoder(torch.randn(1, n, d), torch.randn(1, 2 * n, d))
+    dec = costs.decoder_layer_macs(n, 2 * n, d, d_ff)
+    assert counter.macs == dec["total"] - dec["layer_norm"]
+
+
+@pytest.mark.parametrize("d, d_ff", [(64, 256), (512, 2048), (8, 100)])
+def test_crossovers(d, d_ff):
+    cross = costs.crossovers(d, d_ff)
+    m = cross["scores_vs_ffn"]
+    at_cross = costs.encoder_layer_macs(m, d, d_ff)
+    assert at_cross["scores"] + at_cross["weighted_sum"] == at_cross["feed_forward"]
+    below, above = costs.encoder_layer_macs(m - 1, d, d_ff), costs.encoder_layer_macs(m + 1, d, d_ff)
+    assert below["scores"] * 2 < below["feed_forward"] and above["scores"] * 2 > above["feed_forward"]
+    n = cross["order"]
+    assert n * n * d == n * d * d and (n + 1) ** 2 * d > (n + 1) * d * d  # the O-notation orders meet at n = d
+    p = cross["scores_vs_projections"]
+    assert costs.encoder_layer_macs(p, d, d_ff)["scores"] * 2 == costs.encoder_layer_macs(p, d, d_ff)["projections"]
+
+
+def test_cost_table_chart_and_memory_follow_seq_len():
+    at = start()
+    before = tables(at)["cost"].iloc[:, 1].to_numpy(dtype=np.int64)
+    at = set_model(at, seq_len=64)
+    assert_clean(at)
+    got = tables(at)
+    n, d, h, d_ff = 64, 64, 4, 256
+    want = costs.encoder_layer_macs(n, d, d_ff)
+    cost = got["cost"].iloc[:, 1].to_numpy(dtype=np.int64)
+    assert list(cost) == [4 * n * d * d, n * n * d, n * n * d, 2 * n * d * d_ff, 2 * n * d, want["total"]]
+    assert not np.array_equal(cost, before)
+    assert list(got["memory"].iloc[:, 1]) == [h * n * n, n * d, n * d_ff]
+    chart = at.get("vega_lite_chart")[0]
+    frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data) for ds in chart.proto.datasets]
+    rules = [f for f in frames if "label" in f.columns]  # the dashed marks, the current length, and the labels
+    assert {x for f in rules for x in f.x} == {d, 2 * d, d_ff, n} and {x for f in rules for x in f[f.now].x} == {n}
+    lines = next(f for f in frames if "series" in f.columns)
+    scores = lines[lines.series == t("arch.curve_scores", lang="en")]
+    np.testing.assert_allclose(scores.y, 2 * scores.x ** 2 * d)
+    assert "(batch, 64, 64)" in at.get("graphviz_chart")[0].proto.spec  # the diagram's shapes follow n too
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("extreme", ["min", "max"])
+def test_extremes_of_every_control(lang, extreme):
+    at = start(PAGE if extreme == "min" else APP, lang=lang)
+    if extreme == "min":
+        at = set_model(at, d_model=8, heads=1, d_ff=1, layers=1, src=1, tgt=1, pre_norm=False, seq_len=2)
+        cfg = core.ModelConfig(src_vocab=1, tgt_vocab=1, d_model=8, n_heads=1, n_layers=1, d_ff=1, norm_first=False)
+        want = real_counts(cfg)["total"]
+    else:
+        at = set_model(at, d_model=512, heads=16, d_ff=16_384, layers=48, src=262_144, tgt=262_144, seq_len=64)
+        d, d_ff, n_layers, v = 512, 16_384, 48, 262_144
+        want = (2 * v * d + 3 * n_layers * (4 * d * d + 4 * d) + 2 * n_layers * (2 * d * d_ff + d_ff + d)
+                + (5 * n_layers + 2) * 2 * d + v)  # 2.03 billion: too big to build here, so the formula
+    assert_clean(at)
+    assert not at.error
+    assert tables(at)["model"].iloc[-1, 0] == want
+
+
+def test_invalid_combination_shows_a_message():
+    at = start(cfg_d_model=64, cfg_heads=3)  # 3 does not divide 64: only a hand-made state gets here
+    assert_clean(at)
+    assert at.error and "d_model = 64" in at.error[0].value
+    assert not at.dataframe
+
+
+def test_page_controls_write_the_shared_settings():
+    at = set_model(start(APP), d_model=96, layers=7)
+    assert_clean(at)
+    assert at.session_state["cfg_d_model"] == 96 and 96 % at.session_state["cfg_heads"] == 0
+    assert at.sidebar.number_input(key="w_cfg_d_model").value == 96
+    assert tables(at)["layer"].iloc[5, 0] == 7 * tables(at)["layer"].iloc[4, 0]
+
+
+def test_meta_model_has_the_real_shapes_and_no_memory():
+    cfg = core.ModelConfig(src_vocab=50_000, tgt_vocab=40_000, d_model=256, n_heads=4, n_layers=3, d_ff=1000,
+                           positional="learned")
+    model = costs.meta_model(cfg)
+    real = core.build_model(dataclasses.replace(cfg, src_vocab=5, tgt_vocab=4), seed=0)  # small vocabularies
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    real_shapes = {name: tuple(p.shape) for name, p in real.named_parameters()}
+    assert shapes.keys() == real_shapes.keys()
+    assert shapes["src_embed.embed.weight"] == (50_000, 256) and model.generator.weight is model.tgt_embed.embed.weight
+    assert shapes["generator.bias"] == (40_000,)
+    assert all(shapes[k] == real_shapes[k] for k in shapes if "embed.weight" not in k and k != "generator.bias")
+    assert all(p.device.type == "meta" for p in model.parameters() if p.dim() == 2 and p.shape[0] > 256)
+    assert costs.parameter_breakdown(cfg)["total"] == core.count_parameters(model)["total"]
+
+
+def test_cost_curves_chart():
+    from ui import charts
+    x = np.array([1.0, 10.0, 100.0])
+    chart = charts.cost_curves(x, {"a": x ** 2, "b": 10 * x}, [("n = 10", 10.0)], x_title="n", y_title="MACs",
+                               now=("now", 3.0)).to_dict()
+    assert chart["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert chart["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    rules = [r for ds in chart["datasets"].values() for r in ds if "label" in r]
+    assert {(r["x"], r["now"]) for r in rules} == {(10.0, False), (3.0, True)}
