@@ -19,6 +19,13 @@ SECTIONS = ("attention", "blocks", "model", "practice")  # navigation order; key
 # pages/ folder mode, which would run a page whose url matches its file directly, without this frame.
 PAGES = (
     ("attention", "pages/01_similarity.py", "sim.nav_title", ":material/join_inner:", "similarity-to-attention"),
+    ("attention", "pages/02_attention.py", "qkv.nav_title", ":material/key:", "queries-keys-values"),
+    ("attention", "pages/03_masks.py", "masks.nav_title", ":material/visibility_off:", "attention-masks"),
+    ("attention", "pages/04_multi_head.py", "mha.nav_title", ":material/view_week:", "multi-head-attention"),
+    ("blocks", "pages/05_positional_encoding.py", "pe.nav_title", ":material/pin_drop:", "position-information"),
+    ("blocks", "pages/06_layer_norm.py", "ln.nav_title", ":material/equalizer:", "layer-normalization"),
+    ("blocks", "pages/07_blocks.py", "blocks.nav_title", ":material/stacks:", "encoder-decoder-blocks"),
+    ("model", "pages/08_architecture.py", "arch.nav_title", ":material/account_tree:", "whole-transformer"),
 )
 
 # One thread: on a 2-core machine two torch threads made training ~100x slower while the other core was busy.

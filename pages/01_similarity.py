@@ -106,7 +106,8 @@ for slot, (matrix, title, key, columns, scale, caption) in zip(slots, panels_spe
 st.subheader(t("sim.one_word_header"))
 if ss["sim_word"] >= n:
     ss["sim_word"] = 0
-i = st.selectbox(t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320, **state.bind("sim_word"))
+i = st.selectbox(t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320,
+                 **state.bind("sim_word", identity=tuple(words)))
 st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
 weights_col, parts_col = st.columns(2, gap="large")
 with weights_col:

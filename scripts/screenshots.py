@@ -9,6 +9,7 @@ keep the repository small.
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 from pathlib import Path
 
@@ -23,11 +24,11 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 
 def page_files() -> dict[str, str]:
-    """URL path -> page file stem, for the files in pages/ (Streamlit drops the leading number from the URL)."""
-    files = {}
-    for path in sorted((ROOT / "pages").glob("*.py")):
-        files[path.stem.lstrip("0123456789_")] = path.stem
-    return files
+    """URL path -> page file stem, read from app.py's PAGES (section, file, title key, icon, url path)."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    pages = next(ast.literal_eval(node.value) for node in tree.body
+                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES")
+    return {url: Path(path).stem for _section, path, _title, _icon, url in pages}
 
 
 def file_name(href: str, title: str, index: int, files: dict[str, str]) -> str:

@@ -14,6 +14,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
+from conftest import widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -217,7 +218,7 @@ def test_url_parameters_round_trip():
     assert at.session_state["cfg_d_model"] == 128 and at.session_state["cfg_heads"] == 8
     at.number_input(key="w_cfg_d_model").set_value(100).run()  # 8 heads do not divide 100: the closest is 5
     assert at.query_params["d_model"] == "100" and at.query_params["heads"] == "5"
-    assert at.selectbox(key="w_cfg_heads").options == ["1", "2", "4", "5", "10"]
+    assert widget(at, "selectbox", "w_cfg_heads").options == ["1", "2", "4", "5", "10"]
 
 
 @pytest.mark.parametrize("query, lang, name, fallback", [

@@ -136,7 +136,7 @@ def _axis(labels: list[str], cell: int, orient: str, title: str | None) -> alt.A
     angle = 0 if orient != "top" or longest * 8 <= cell else -40
     return alt.Axis(orient=orient, title=title, labelAngle=angle, labelFontSize=LABEL_FONT, titleFontSize=TITLE_FONT,
                     labelColor=PALETTE["ink"], titleColor=PALETTE["ink"], labelLimit=140, ticks=False,
-                    domain=False, labelOverlap=len(labels) > 32, labelPadding=6)
+                    domain=False, labelOverlap=cell < 14 or len(labels) > 32, labelPadding=6)
 
 
 def _plain_axis(title: str | None, label_size: int = 12, **kw) -> alt.Axis:
@@ -274,4 +274,268 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
         tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=".4~f"),
                  alt.Tooltip("y:Q", title=y_title, format=".4f")])
     chart = chart.properties(width=480, height=260, autosize=_PAD)
+    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+
+
+# ---- multi-head attention (lesson 4) -------------------------------------------------------------------
+
+# One colour per head, up to 16 heads: CATEGORICAL, then the four remaining colours of Paul Tol's "muted".
+HEAD_COLORS = CATEGORICAL + ("#CC6677", "#DDCC77", "#117733", "#88CCEE")
+
+
+def head_view_lines(weights: np.ndarray, heads: Sequence[int], *, threshold: float = 0.05,
+                    top_k: int = 5) -> pd.DataFrame:
+    """The lines a head view draws: per chosen head and query, its `top_k` strongest keys with weight >= threshold.
+
+    weights (h, n_q, n_k) -> one row per line: head, q, k, weight (strongest first within a query)."""
+    weights = np.asarray(weights, dtype=float)  # (h, n_q, n_k)
+    heads = np.asarray(list(heads), dtype=int)  # (m,)
+    n_q, n_k = weights.shape[1:]
+    k = min(top_k, n_k)
+    order = np.argsort(-weights[heads], axis=-1, kind="stable")[..., :k]  # (m, n_q, k): strongest keys first
+    picked = np.take_along_axis(weights[heads], order, axis=-1)  # (m, n_q, k)
+    keep = picked >= threshold  # (m, n_q, k)
+    head_index = np.broadcast_to(heads[:, None, None], keep.shape)  # (m, n_q, k)
+    query_index = np.broadcast_to(np.arange(n_q)[None, :, None], keep.shape)  # (m, n_q, k)
+    return pd.DataFrame({"head": head_index[keep], "q": query_index[keep], "k": order[keep],
+                         "weight": picked[keep]}).astype({"head": int, "q": int, "k": int})
+
+
+def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int], head_names: Sequence[str], *,
+              threshold: float = 0.05, top_k: int = 5, text: ChartText = ChartText(), head_title: str = "head",
+              title: str | None = None) -> alt.LayerChart:
+    """BertViz-style head view: queries on the left, keys on the right, a line from each query to the keys it
+    attends to; opacity = weight, one colour per head (`HEAD_COLORS[h]`). Pointing at a query token keeps
+    only its lines. `text` names the query (row), key (column) and weight (value) in tooltips.
+
+    weights (h, n_q, n_k); `heads` are the head indices to draw; see `head_view_lines` for the cap."""
+    weights = np.asarray(weights, dtype=float)  # (h, n_q, n_k)
+    n_q, n_k = weights.shape[1:]
+    labels = unique_labels(tokens)
+    lines = head_view_lines(weights, heads, threshold=threshold, top_k=top_k)
+    lines = lines.assign(name=[head_names[h] for h in lines["head"]], query=[labels[q] for q in lines["q"]],
+                         key=[labels[k] for k in lines["k"]], exact=[_exact(w) for w in lines["weight"]],
+                         x0=0.0, x1=1.0)
+    side = pd.DataFrame({"x": [0.0] * n_q + [1.0] * n_k, "y": [*range(n_q), *range(n_k)],
+                         "q": [*range(n_q), *[-1] * n_k], "label": labels[:n_q] + labels[:n_k],
+                         "align": ["right"] * n_q + ["left"] * n_k})
+    longest = max(n_q, n_k, 2)
+    row = 36 if longest <= 8 else 26 if longest <= 16 else 20 if longest <= 24 else 16
+    x = alt.X("x0:Q", scale=alt.Scale(domain=[0, 1]), axis=None)
+    y_scale = alt.Scale(domain=[-0.5, max(n_q, n_k) - 0.5], reverse=True)
+    names = [head_names[h] for h in heads]
+    pick = alt.selection_point(fields=["q"], on="pointerover", clear="pointerout", empty=True)
+    color = alt.Color("name:N", sort=names, scale=alt.Scale(domain=names, range=[HEAD_COLORS[h % 16] for h in heads]),
+                      legend=alt.Legend(title=head_title, labelFontSize=LABEL_FONT, titleFontSize=13,
+                                        labelColor=PALETTE["ink"], titleColor=PALETTE["ink"], orient="top",
+                                        direction="horizontal", columns=4, symbolStrokeWidth=4))
+    opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None)
+    drawn = (alt.Chart(lines).mark_rule(strokeWidth=2.5)
+             .encode(x=x, x2="x1:Q", y=alt.Y("q:Q", scale=y_scale, axis=None), y2="k:Q", color=color,
+                     opacity=alt.condition(pick, opacity, alt.value(0.0)),
+                     tooltip=[alt.Tooltip("name:N", title=head_title), alt.Tooltip("query:N", title=text.row),
+                              alt.Tooltip("key:N", title=text.column), alt.Tooltip("exact:N", title=text.value)]))
+    words = []
+    for side_x, align, dx in ((0.0, "right", -8), (1.0, "left", 8)):
+        part = side[side["x"] == side_x]
+        layer = (alt.Chart(part).mark_text(align=align, dx=dx, fontSize=13 if row >= 20 else 12,
+                                           color=PALETTE["ink"])
+                 .encode(x=alt.X("x:Q", scale=alt.Scale(domain=[0, 1]), axis=None),
+                         y=alt.Y("y:Q", scale=y_scale, axis=None), text="label:N"))
+        words.append(layer.add_params(pick) if side_x == 0.0 else layer)
+    chart = alt.layer(drawn, *words).properties(width=300, height=row * longest, autosize=_PAD)
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT))
+    return chart.configure_view(stroke=None)
+
+
+# ---- layer normalization (lesson 6) --------------------------------------------------------------------
+
+def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *, value_title: str,
+                 row_title: str | None = None, mean_title: str = "mean", width: int = 240) -> alt.HConcatChart:
+    """How each row's values are spread: one panel per matrix (side by side, each with its own x axis),
+    one line per row, a tick at every value and a black diamond at the row's mean.
+
+    panels {title: (n, d) matrix}, all with the same rows. Used for "before and after a normalization"."""
+    rows = unique_labels(row_labels)
+    charts = []
+    for title, matrix in panels.items():
+        matrix = np.asarray(matrix, dtype=float)  # (n, d)
+        values = pd.DataFrame([{"row": rows[i], "k": k + 1, "value": float(matrix[i, k]),
+                                "exact": _exact(float(matrix[i, k]))}
+                               for i in range(matrix.shape[0]) for k in range(matrix.shape[1])])
+        means = pd.DataFrame({"row": rows, "mean": matrix.mean(axis=1),
+                              "exact": [_exact(v) for v in matrix.mean(axis=1)]})
+        y = alt.Y("row:N", sort=rows, axis=_plain_axis(row_title, ticks=False, label_size=LABEL_FONT))
+        ticks = alt.Chart(values).mark_tick(color=PALETTE["input"], thickness=3, size=22).encode(
+            x=alt.X("value:Q", axis=_plain_axis(value_title), scale=alt.Scale(zero=False, nice=True)), y=y,
+            tooltip=[alt.Tooltip("row:N", title=row_title or " "), alt.Tooltip("k:Q", title="k"),
+                     alt.Tooltip("exact:N", title=value_title)])
+        mean = alt.Chart(means).mark_point(shape="diamond", filled=True, size=110, color=PALETTE["ink"]).encode(
+            x="mean:Q", y=y, tooltip=[alt.Tooltip("row:N", title=row_title or " "),
+                                      alt.Tooltip("exact:N", title=mean_title)])
+        charts.append(alt.layer(ticks, mean).properties(
+            width=width, height=max(60, 30 * len(rows)), title=alt.TitleParams(title, fontSize=TITLE_FONT)))
+    return alt.hconcat(*charts, spacing=24).properties(autosize=_PAD)
+
+
+# ---- the whole model: costs as the sequence grows (lesson 8) -----------------------------------------------
+
+def cost_curves(x: Sequence[float], series: dict[str, Sequence[float]], marks: Sequence[tuple[str, float]], *,
+                x_title: str, y_title: str, now: tuple[str, float] | None = None, title: str | None = None,
+                colors: Sequence[str] | None = None) -> alt.LayerChart:
+    """Costs against sequence length on log-log axes: one line per named series (positive values), a dashed
+    labelled vertical rule per mark (label, x), e.g. the crossover points, and a solid orange one for `now`
+    (label, x), e.g. the current length.
+
+    Datasets: the lines have columns x, y, series; the rules have columns x, label, now."""
+    names = list(series)
+    df = pd.DataFrame([{"x": float(xv), "y": float(yv), "series": name}
+                       for name in names for xv, yv in zip(x, series[name])])
+    palette = list(colors) if colors else [CATEGORICAL[i % len(CATEGORICAL)] for i in range(len(names))]
+    x_scale = alt.Scale(type="log", domain=[float(min(x)), float(max(x))], nice=False)
+    drawn = alt.Chart(df).mark_line(strokeWidth=2.5).encode(
+        x=alt.X("x:Q", scale=x_scale, axis=_plain_axis(x_title, format="~s")),
+        y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=_plain_axis(y_title, format="~s")),
+        color=alt.Color("series:N", sort=names, scale=alt.Scale(domain=names, range=palette),
+                        legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=520,
+                                          labelFontSize=LABEL_FONT, labelColor=PALETTE["ink"])),
+        tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=",.0f"),
+                 alt.Tooltip("y:Q", title=y_title, format=",.0f")])
+    every = [*marks, *([now] if now else [])]
+    rules = pd.DataFrame({"x": [float(v) for _, v in every], "label": [label for label, _ in every],
+                          "now": [False] * len(marks) + [True] * bool(now),
+                          "ypix": [4 + 18 * i for i in range(len(every))]})
+    marked = rules[~rules["now"]]
+    rule = alt.Chart(marked).mark_rule(color=PALETTE["ink"], strokeDash=[5, 4], strokeWidth=1.5).encode(
+        x=alt.X("x:Q", scale=x_scale), tooltip=[alt.Tooltip("label:N", title=" ")])
+    now_rule = alt.Chart(rules[rules["now"]]).mark_rule(color=PALETTE["key"], strokeWidth=2.5).encode(
+        x=alt.X("x:Q", scale=x_scale), tooltip=[alt.Tooltip("label:N", title=" ")])
+    label = alt.Chart(rules).mark_text(align="left", dx=4, baseline="top", fontSize=LABEL_FONT,
+                                       color=PALETTE["ink"]).encode(
+        x=alt.X("x:Q", scale=x_scale), y=alt.Y("ypix:Q", scale=None), text="label:N")
+    chart = alt.layer(drawn, rule, now_rule, label).properties(width=560, height=320, autosize=_PAD)
+    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+
+
+# ---- big matrices as one picture, and vectors in a plane (lesson 5) -------------------------------------
+
+# The diverging ramp of `image_heatmap`: dark blue (low), near white (0 when the domain is symmetric), orange.
+IMAGE_STOPS = ((0.0, "#1F4E8C"), (0.25, "#6FA8DC"), (0.5, "#F4F4F4"), (0.75, "#F0A35E"), (1.0, "#A8430A"))
+
+
+def colour_image(values: np.ndarray, domain: tuple[float, float]) -> np.ndarray:
+    """Every cell's RGB colour on `IMAGE_STOPS` over `domain` (linear in RGB, clipped): (rows, cols, 3) uint8.
+
+    Non-finite cells get the middle colour."""
+    v = np.asarray(values, dtype=float)
+    lo, hi = float(domain[0]), float(domain[1])
+    f = np.clip((v - lo) / (hi - lo if hi > lo else 1.0), 0.0, 1.0)
+    f = np.where(np.isfinite(f), f, 0.5)
+    where = np.array([s for s, _ in IMAGE_STOPS])
+    rgb = np.array([[int(c[k:k + 2], 16) for k in (1, 3, 5)] for _, c in IMAGE_STOPS], dtype=float)  # (stops, 3)
+    out = np.stack([np.interp(f, where, rgb[:, ch]) for ch in range(3)], axis=-1)  # (rows, cols, 3)
+    return np.rint(out).astype(np.uint8)
+
+
+def png_data_url(pixels: np.ndarray) -> str:
+    """An (h, w, 3) uint8 array as a ``data:image/png;base64,...`` URL."""
+    import base64
+    import io
+
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(pixels)).save(buffer, format="PNG", compress_level=3)  # fast, small enough
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title: str,
+                  domain: tuple[float, float] | None = None, width: int = 520, height: int = 360,
+                  title: str | None = None) -> alt.LayerChart:
+    """A large matrix (e.g. 512 x 512, far too many cells for one mark each) as one PNG inside a chart.
+
+    Row 0 is at the top, column 0 at the left; the axes count rows and columns (cell j spans [j, j + 1]).
+    Cells are enlarged by whole pixels (to about the plot size) so small matrices stay sharp. The legend is the
+    image's colour ramp; `domain` defaults to symmetric around 0. There are no per-cell tooltips: show exact
+    values elsewhere."""
+    values = np.asarray(values, dtype=float)
+    rows, cols = values.shape
+    if domain is None:
+        finite = values[np.isfinite(values)]
+        m = float(np.abs(finite).max()) if finite.size else 1.0
+        domain = (-m, m) if m > 0 else (-1.0, 1.0)
+    lo, hi = float(domain[0]), float(domain[1])
+    pixels = colour_image(values, (lo, hi))
+    pixels = np.repeat(np.repeat(pixels, max(1, round(height / rows)), axis=0),  # whole-pixel blocks: no blur
+                       max(1, round(width / cols)), axis=1)
+    image = alt.Chart(pd.DataFrame({"url": [png_data_url(pixels)]})).mark_image(
+        width=width, height=height, aspect=False, align="left", baseline="top").encode(
+        x=alt.value(0), y=alt.value(0), url="url:N")
+    ramp = alt.Scale(domain=[lo + s * (hi - lo) for s, _ in IMAGE_STOPS], range=[c for _, c in IMAGE_STOPS],
+                     interpolate="rgb")
+    frame = pd.DataFrame({"x": [0.0, float(cols)], "y": [0.0, float(rows)], "value": [lo, hi]})
+    whole = {"tickMinStep": 1, "format": "d"}  # the axes count rows and columns
+    axes = alt.Chart(frame).mark_point(size=0, filled=False, opacity=1).encode(
+        x=alt.X("x:Q", scale=alt.Scale(domain=[0, cols], nice=False, zero=True), axis=_plain_axis(x_title, **whole)),
+        y=alt.Y("y:Q", scale=alt.Scale(domain=[0, rows], nice=False, reverse=True), axis=_plain_axis(y_title, **whole)),
+        color=alt.Color("value:Q", scale=ramp,
+                        legend=alt.Legend(title=value_title, labelFontSize=12, titleFontSize=13, gradientLength=160,
+                                          labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])))
+    chart = alt.layer(image, axes).properties(width=width, height=height, autosize=_PAD)
+    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+
+
+def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], colors: Sequence[str], *,
+                 x_title: str, y_title: str, circles: Sequence[float] = (), size: int = 320,
+                 title: str | None = None) -> alt.LayerChart:
+    """2-D vectors drawn as arrows from the origin, each labelled at its tip, on equal axes.
+
+    `circles` adds dashed circles of those radii (a rotation keeps a vector on its circle)."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)  # (m, 2)
+    reach = 1.2 * max([float(np.hypot(pts[:, 0], pts[:, 1]).max()) if len(pts) else 0.0, *circles, 1e-9])
+    names = unique_labels(labels)
+    df = pd.DataFrame({"x": pts[:, 0], "y": pts[:, 1], "x0": 0.0, "y0": 0.0, "label": names, "colour": list(colors),
+                       "exact": [f"({a:.4f}, {b:.4f})" for a, b in pts]})
+    scale = alt.Scale(domain=[-reach, reach], nice=False)
+    x, y = alt.X("x:Q", scale=scale, axis=_plain_axis(x_title)), alt.Y("y:Q", scale=scale, axis=_plain_axis(y_title))
+    tooltip = [alt.Tooltip("label:N", title=" "), alt.Tooltip("exact:N", title=f"({x_title}, {y_title})")]
+    colour = alt.Color("colour:N", scale=None)
+    shaft = alt.Chart(df).mark_rule(strokeWidth=2.5).encode(x="x0:Q", y="y0:Q", x2="x:Q", y2="y:Q", color=colour)
+    tip = alt.Chart(df).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    text = alt.Chart(df).mark_text(dx=8, dy=-8, align="left", fontSize=LABEL_FONT).encode(
+        x=x, y=y, text="label:N", color=colour)
+    layers = [shaft, tip, text]
+    angles = np.linspace(0.0, 2.0 * np.pi, 97)
+    ring = pd.DataFrame([{"x": r * np.cos(a), "y": r * np.sin(a), "ring": k, "order": j}
+                         for k, r in enumerate(circles) for j, a in enumerate(angles)])
+    if len(ring):
+        layers.insert(0, alt.Chart(ring).mark_line(strokeDash=[4, 4], color=PALETTE["masked"]).encode(
+            x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), detail="ring:N", order="order:Q"))
+    chart = alt.layer(*layers).properties(width=size, height=size, autosize=_PAD)
+    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+
+
+def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
+                 title: str | None = None, colors: Sequence[str] | None = None, width: int = 340,
+                 height: int = 260) -> alt.LayerChart:
+    """Costs that grow by orders of magnitude: one line per named series on log-log axes, a dot at every x.
+
+    On log-log axes n grows as a line of slope 1 and n² as a line of slope 2. The legend sits below the plot
+    so the chart fits half of a wide page. All values must be positive."""
+    names = list(series)
+    df = pd.DataFrame([{"x": float(xv), "y": float(yv), "series": name}
+                       for name in names for xv, yv in zip(x, series[name])])
+    palette = list(colors) if colors else [CATEGORICAL[i % len(CATEGORICAL)] for i in range(len(names))]
+    encoding = dict(
+        x=alt.X("x:Q", scale=alt.Scale(type="log", base=2),
+                axis=_plain_axis(x_title, format="d", values=[float(v) for v in list(x)[::2]])),
+        y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=_plain_axis(y_title, format="~s")),
+        color=alt.Color("series:N", sort=names, scale=alt.Scale(domain=names, range=palette),
+                        legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelFontSize=LABEL_FONT,
+                                          labelColor=PALETTE["ink"], labelLimit=400)),
+        tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=",d"),
+                 alt.Tooltip("y:Q", title=y_title, format=",d")])
+    line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(**encoding)
+    dots = alt.Chart(df).mark_point(filled=True, size=40, opacity=1).encode(**encoding)
+    chart = alt.layer(line, dots).properties(width=width, height=height, autosize=_PAD)
     return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart

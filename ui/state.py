@@ -10,6 +10,8 @@ Every page calls `settings()` first: it works in the full app and when a page ru
 """
 from __future__ import annotations
 
+import zlib
+
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -179,13 +181,20 @@ def _copy_from_widget(widget_key: str, canonical: str) -> None:
         _AFTER_CHANGE[canonical]()
 
 
-def bind(canonical: str) -> dict[str, Any]:
+def bind(canonical: str, *, widget: str | None = None, identity: tuple = ()) -> dict[str, Any]:
     """Widget kwargs that tie a widget to the canonical session_state value `canonical`.
 
     Use as ``st.toggle(label, **bind("sim_scale"))``: the widget starts from the canonical value (also
-    after a page switch, when Streamlit has dropped the widget's own state) and writes every change back."""
+    after a page switch, when Streamlit has dropped the widget's own state) and writes every change back.
+    `widget` names the widget's own key; a page that offers a second control of a shared setting (the sidebar
+    already draws one under the default key) passes a key of its own. `identity` lists what defines the
+    widget's options or range (e.g. the words of a selectbox): Streamlit identifies a keyed widget by its key
+    alone, so when the options change the key changes with them, and the new widget starts from the canonical
+    value instead of showing stale options."""
     ss = st.session_state
-    widget_key = f"w_{canonical}"
+    widget_key = widget or f"w_{canonical}"
+    if identity:
+        widget_key += f"_{zlib.crc32(repr(identity).encode('utf-8')):08x}"
     if ss.get(widget_key, object()) != ss[canonical]:
         ss[widget_key] = ss[canonical]
     return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical)}
@@ -205,8 +214,8 @@ def sidebar() -> None:
             st.caption(t("sidebar.lesson_settings_help"))
             st.number_input(t("sidebar.d_model"), min_value=D_MODEL_RANGE[0], max_value=D_MODEL_RANGE[1], step=8,
                             **bind(key("d_model")))
-            st.selectbox(t("sidebar.heads"), heads_options(int(ss[key("d_model")])),
-                         help=t("sidebar.heads_help"), **bind(key("heads")))
+            heads = heads_options(int(ss[key("d_model")]))
+            st.selectbox(t("sidebar.heads"), heads, help=t("sidebar.heads_help"), **bind(key("heads"), identity=tuple(heads)))
             st.slider(t("sidebar.seq_len"), SEQ_LEN_RANGE[0], SEQ_LEN_RANGE[1], **bind(key("seq_len")))
             st.selectbox(t("sidebar.mask"), MASKS, format_func=lambda m: t(f"mask.{m}", lang), **bind(key("mask")))
             st.number_input(t("sidebar.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1,
