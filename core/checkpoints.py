@@ -70,6 +70,8 @@ def from_dict(data: dict, device="cpu", source="checkpoint") -> Checkpoint:
     task_info = data["task"]
     if not isinstance(task_info, dict) or not isinstance(task_info.get("options"), dict):
         raise ValueError(f"{source}: 'task' must be {{'name': ..., 'options': {{...}}}}")
+    if not isinstance(data["metrics"], dict) or not isinstance(data["state_dict"], dict):
+        raise ValueError(f"{source}: 'metrics' and 'state_dict' must be dicts")
     try:
         config = ModelConfig(**data["config"])
         task = make_task(task_info.get("name"), **task_info["options"])

@@ -29,6 +29,8 @@ def greedy_decode(model: nn.Module, src: torch.Tensor, max_new_tokens: int, bos_
     row has finished. With ``return_logits=True`` returns ``(tokens, logits (batch, k, tgt_vocab))``,
     the next-token logits of every step (what a decoding lesson shows).
     """
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be at least 1")
     memory = model.encode(src)  # (batch, n_src, d_model), once per batch
     batch = src.shape[0]
     prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1)

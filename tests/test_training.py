@@ -153,7 +153,8 @@ def test_files_that_are_not_our_checkpoints_give_a_clear_value_error(trained_cop
     cases = {"text": None, "tensor": torch.zeros(3), "no format": {k: v for k, v in good.items() if k != "format"},
              "missing": {"format": FORMAT, "config": good["config"]},
              "bad task": dict(good, task={"name": "chess", "options": {}}),
-             "bad config": dict(good, config=dict(good["config"], d_model=33)), "bad weights": wrong_shape}
+             "bad config": dict(good, config=dict(good["config"], d_model=33)), "bad weights": wrong_shape,
+             "bad metrics": dict(good, metrics=[0.9])}
     for name, content in cases.items():
         path = text if content is None else tmp_path / f"{name}.pt"
         if content is not None:
