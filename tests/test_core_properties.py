@@ -162,7 +162,7 @@ def test_rotary_dot_product_depends_only_on_the_offset():
 
 
 def test_parameter_count_matches_the_formula():
-    d, h, d_ff, n, v_src, v_tgt = 16, 4, 32, 2, 11, 13
+    d, d_ff, n, v_src, v_tgt = 16, 32, 2, 11, 13
     counts = count_parameters(build_model(small_config(), seed=0))
     attention_per_module = 4 * d * d + 4 * d
     assert counts["attention"] == attention_per_module * (n + 2 * n)  # encoder self + decoder self and cross

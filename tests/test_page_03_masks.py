@@ -20,7 +20,7 @@ from core.analysis import toy_embeddings
 from core.masks import causal_mask, decoder_mask, global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
 from ui import charts
 from ui.i18n import t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -70,13 +70,7 @@ def live_reference(sentences, d_model, heads, seed, kind):
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
-    at.session_state["cfg_lang"] = lang
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    return at.switch_page("pages/03_masks.py").run() if path == APP else at
+    return start_page(path, lang=lang, numbers=numbers, state=state, lesson="pages/03_masks.py" if path == APP else None)
 
 
 def tables(at: AppTest) -> list:

@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import charts
 from ui.i18n import t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -69,15 +69,8 @@ def rotate(v: np.ndarray, p: int) -> np.ndarray:
 # ---- running the page ----------------------------------------------------------------------------------
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
-    at.session_state["cfg_lang"] = lang
-    for name, value in (state or {}).items():
-        at.session_state[name] = value
-    at.run()
-    if path == APP:
-        at.switch_page("pages/05_positional_encoding.py").run()
-    return at
+    lesson = "pages/05_positional_encoding.py" if path == APP else None
+    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
 
 
 def assert_clean(at: AppTest) -> None:

@@ -20,7 +20,7 @@ from core.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
 from core.layers import _Block
 from ui.i18n import lookup, t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -32,14 +32,8 @@ NAMES = ("stats", "X", "centered", "norm_annotated", "out_annotated", "norm_torc
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
-    at.session_state["cfg_lang"] = lang
-    for name, value in (state or {}).items():
-        at.session_state[name] = value
-    if path == APP:  # the frame first (it opens lesson 1), then this lesson inside it
-        at.run().switch_page(str(PAGE.relative_to(ROOT)))
-    return at.run()
+    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None  # the frame first (it opens lesson 1), then this one
+    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
 
 
 def tables(at: AppTest, annotated: bool = True) -> dict[str, np.ndarray]:

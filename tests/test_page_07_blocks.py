@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core.analysis import toy_embeddings
 from ui.i18n import t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -29,12 +29,7 @@ FRAMES = ("X", "pre", "hidden", "Y", "mask", "dropped", "residual", "shapes", "t
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
-    at.session_state["cfg_lang"] = lang
-    for name, value in state.items():
-        at.session_state[name] = value
-    return at.run()
+    return start_page(path, lang=lang, numbers=numbers, state=state)
 
 
 def assert_clean(at: AppTest) -> None:

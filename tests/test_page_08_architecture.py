@@ -18,20 +18,15 @@ from torch.overrides import TorchFunctionMode
 import core
 from core import costs
 from ui.i18n import t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, PAGE = ROOT / "app.py", ROOT / "pages" / "08_architecture.py"
 
 
 def start(path: Path = PAGE, *, lang: str = "en", **state) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_lang"] = lang
-    for name, value in state.items():
-        at.session_state[name] = value
-    if path == APP:  # the frame first (a switch before the first run would run the page without it)
-        at.run().switch_page("pages/08_architecture.py")
-    return at.run()
+    lesson = "pages/08_architecture.py" if path == APP else None
+    return start_page(path, lang=lang, numbers=False, state=state, lesson=lesson)
 
 
 def assert_clean(at: AppTest) -> None:

@@ -14,7 +14,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
-from conftest import widget
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -32,13 +32,7 @@ def reference(x: np.ndarray, scale: bool = False) -> dict[str, np.ndarray]:
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=30)
-    at.session_state["cfg_show_numbers"] = numbers
-    if query is None:
-        at.session_state["cfg_lang"] = lang
-    else:
-        at.query_params.update(query)
-    return at.run()
+    return start_page(path, lang=lang, numbers=numbers, query=query)
 
 
 def tables(at: AppTest) -> dict[str, np.ndarray]:
