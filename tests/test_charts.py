@@ -1,10 +1,14 @@
 """Chart builders: valid Vega-Lite, the agreed colour scales, value text only when small, -inf handled."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ui import charts
+
+ROOT = Path(__file__).resolve().parents[1]
 
 WORDS = ["time", "flies", "like", "an", "arrow"]
 OKABE_ITO = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"}
@@ -125,3 +129,109 @@ def test_labels_are_made_unique_and_shapes_checked():
     assert charts.unique_labels(["a", "b", "a", 1]) == ["a", "b", "a (2)", "1"]
     with pytest.raises(ValueError):
         charts.heatmap(np.zeros((2, 3)), "ab", "ab")
+
+
+# ---- validation: skipped when drawing, checked here ------------------------------------------------------
+
+def _weights(h: int, n: int) -> np.ndarray:
+    w = np.random.default_rng(h * 100 + n).random((h, n, n))  # (h, n, n)
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
+    "heatmap small": lambda: charts.heatmap(np.eye(3) - 0.5, "abc", "abc", title="T", x_title="x", y_title="y"),
+    "heatmap masked": lambda: charts.heatmap(np.array([[0.9, -np.inf], [np.nan, np.inf]]), "ab", "ab", scale="weights"),
+    "heatmap all masked": lambda: charts.heatmap(np.full((2, 2), -np.inf), "ab", "ab", scale="sequential"),
+    "heatmap 64 x 64": lambda: charts.heatmap(np.arange(4096.0).reshape(64, 64), range(64), range(64)),
+    "heatmap 1 x 40": lambda: charts.heatmap(np.ones((1, 40)), ["only"], range(40), max_width=300),
+    "facet": lambda: charts.facet_heatmaps(list(_weights(16, 8)), [f"h{k}" for k in range(16)], range(8), range(8)),
+    "facet signed": lambda: charts.facet_heatmaps([np.eye(3), -np.eye(3)], ["a", "b"], "abc", "abc",
+                                                  scale="diverging", columns=2, show_values=False),
+    "bars": lambda: charts.bars([0.25, 0.2, 0.55], ["a", "b", "a"], title="B", label_title="w"),
+    "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
+    "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
+                                                  WORDS[:2], ["d1", "d2", "d3"], title="C"),
+    "lines": lambda: charts.lines([0, 1, 2], {"a": [1, 2, 3], "b": [3, 2, 1]}, x_title="x", y_title="y", title="L"),
+    "head view": lambda: charts.head_view(_weights(4, 6), WORDS + ["x"], [0, 2], ["h0", "h1", "h2", "h3"], title="H"),
+    "head view one head": lambda: charts.head_view(_weights(1, 3), "abc", [0], ["h0"], threshold=0.9, top_k=1),
+    "value strips": lambda: charts.value_strips({"before": np.eye(5, 8), "after": -np.eye(5, 8)}, WORDS,
+                                                value_title="v", row_title="r"),
+    "cost curves": lambda: charts.cost_curves([1, 10, 100, 1000], {"a": [1, 10, 100, 1000], "b": [1, 1e2, 1e4, 1e6]},
+                                              [("x", 10.0)], x_title="n", y_title="c", now=("now", 100.0), title="T"),
+    "cost curves, no marks": lambda: charts.cost_curves([1, 10], {"a": [1, 2]}, [], x_title="n", y_title="c"),
+    "image heatmap": lambda: charts.image_heatmap(np.outer(np.arange(64.0), np.ones(32)) - 30, x_title="x",
+                                                  y_title="y", value_title="v", title="I"),
+    "image heatmap masked": lambda: charts.image_heatmap(np.full((5, 7), -np.inf), x_title="x", y_title="y",
+                                                         value_title="v", domain=(0.0, 1.0)),
+    "plane arrows": lambda: charts.plane_arrows([(1, 0.5), (-0.3, 0.2)], ["a", "a"], ["#000000", "#0072B2"],
+                                                x_title="x", y_title="y", circles=(1.0, 0.5), title="P"),
+    "growth lines": lambda: charts.growth_lines([2, 4, 8, 16], {"n": [2, 4, 8, 16], "n²": [4, 16, 64, 256]},
+                                                x_title="n", y_title="c", title="G"),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILDER_EXAMPLES))
+def test_every_builder_makes_valid_vega_lite(name):
+    """Drawing skips Altair's schema validation (see charts._Unvalidated): it happens here instead."""
+    chart = BUILDER_EXAMPLES[name]()
+    validated = chart.to_dict(validate=True)  # raises SchemaValidationError on an invalid spec
+    assert chart.to_dict() == validated  # the unvalidated path gives the same spec
+
+
+def test_drawing_skips_validation_but_tests_can_ask_for_it():
+    from altair.utils.schemapi import SchemaValidationError
+
+    chart = charts.heatmap(np.eye(2), "ab", "ab")
+    chart.width = "wide"  # not a valid width; set directly, as .properties() would refuse it
+    assert chart.to_dict()["width"] == "wide"  # what st.altair_chart calls: no schema check
+    with pytest.raises(SchemaValidationError):
+        chart.to_dict(validate=True)
+    edited = charts.lines([0, 1], {"a": [0, 1]}, x_title="x", y_title="y").properties(width=100)
+    assert isinstance(edited, charts._Unvalidated)  # a page's further edits keep the fast path
+
+
+def test_matrix_frame_cells_match_a_cell_by_cell_reference():
+    m = np.array([[-2.0, 0.3, np.inf], [-np.inf, np.nan, 1.5], [0.0, 1234.5, -0.6]])
+    for kind, (lo, hi) in (("diverging", (-2.0, 2.0)), ("weights", (0.0, 1.0)), ("sequential", (-2.0, 1.5))):
+        df = charts.matrix_frame(m, ["a", "b", "a"], [1, 2, 3], kind, (lo, hi))
+        assert list(df["row"]) == ["a"] * 3 + ["b"] * 3 + ["a (2)"] * 3 and list(df["col"]) == ["1", "2", "3"] * 3
+        assert list(df["i"]) == [0, 0, 0, 1, 1, 1, 2, 2, 2] and list(df["j"]) == [0, 1, 2] * 3
+        for k, v in enumerate(m.ravel()):
+            cell = df.iloc[k]
+            finite = bool(np.isfinite(v))
+            assert bool(cell["finite"]) is finite
+            assert (cell["value"] == v) if finite else (cell["value"] is None or np.isnan(cell["value"]))
+            assert cell["exact"] == (f"{v:.4f}" if finite else {np.inf: "inf", -np.inf: "-inf"}.get(v, "nan"))
+            dark = {"diverging": abs(v) > 0.6 * hi, "weights": v > 0.55,
+                    "sequential": (v - lo) / (hi - lo) < 0.45}[kind] if finite else False
+            assert bool(cell["dark"]) is bool(dark), (kind, v)
+    assert list(charts.matrix_frame(m, "abc", "abc")["text"])[:3] == ["-2.00", "0.30", "+∞"]
+
+
+def _app_pages() -> list[str]:
+    """The page files of the app's PAGES."""
+    from ui.lessons import PAGES
+
+    return [entry[1] for entry in PAGES]
+
+
+@pytest.mark.parametrize("page", _app_pages())
+def test_every_chart_a_page_draws_is_valid_vega_lite(page):
+    """What Streamlit sends (the spec, its data moved to Arrow datasets) for every chart of every lesson at its
+    defaults with the numbers shown, including the pages' own edits of the builders' charts."""
+    import json
+
+    import altair as alt
+    from conftest import start_page
+
+    at = start_page(ROOT / "app.py", lesson=page, numbers=True)
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    for spec in specs:
+        alt.Root.validate(spec)  # raises jsonschema.ValidationError
+
+
+def test_cell_text_is_sent_only_when_written():
+    small = dataset(charts.heatmap(np.eye(3), "abc", "abc").to_dict())
+    big = dataset(charts.heatmap(np.eye(20), range(20), range(20)).to_dict())
+    assert {"text", "dark"} <= set(small[0]) and not {"text", "dark"} & set(big[0])
+    assert {"row", "col", "i", "j", "value", "finite", "exact"} <= set(big[0])

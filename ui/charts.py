@@ -12,8 +12,9 @@ All user-visible words (axis and tooltip titles) are passed in by the caller, al
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Literal, NamedTuple, Sequence
+from typing import Literal, NamedTuple
 
 import altair as alt
 import numpy as np
@@ -43,11 +44,70 @@ _PAD = alt.AutoSizeParams(type="pad", contains="padding")
 _SCHEMES = MappingProxyType({"diverging": "blueorange", "weights": "blues", "sequential": "viridis"})
 
 
+class _Unvalidated:
+    """A chart whose ``to_dict()`` skips Altair's JSON-schema validation unless asked (``validate=True``).
+
+    `st.altair_chart` calls ``chart.to_dict()``; with Altair's default that checks the whole spec against the
+    Vega-Lite schema on every rerun: ~3/4 of what `st.altair_chart` costs for a small heatmap. A builder returns one
+    of these by ending with ``return _finish(chart, width=..., ...)``; their specs are validated in
+    tests/test_charts.py instead (each builder, and every chart every page draws). Copies keep the class
+    (``.properties()``, ``.encode()``, ``.configure_*()``); combining charts (``+``, ``|``, ``alt.layer``) gives a
+    plain Altair chart, validated as usual. Draw them with `st.altair_chart` (`st.write` recognizes only Altair's
+    own classes)."""
+
+    def to_dict(self, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(validate, **kwargs)
+
+
+class _Chart(_Unvalidated, alt.Chart):
+    """`alt.Chart` drawn without schema validation (see `_Unvalidated`)."""
+
+
+class _LayerChart(_Unvalidated, alt.LayerChart):
+    """`alt.LayerChart` drawn without schema validation (see `_Unvalidated`)."""
+
+
+class _FacetChart(_Unvalidated, alt.FacetChart):
+    """`alt.FacetChart` drawn without schema validation (see `_Unvalidated`)."""
+
+
+class _HConcatChart(_Unvalidated, alt.HConcatChart):
+    """`alt.HConcatChart` drawn without schema validation (see `_Unvalidated`)."""
+
+
+class _VConcatChart(_Unvalidated, alt.VConcatChart):
+    """`alt.VConcatChart` drawn without schema validation (see `_Unvalidated`)."""
+
+
+_UNVALIDATED = MappingProxyType({alt.Chart: _Chart, alt.LayerChart: _LayerChart, alt.FacetChart: _FacetChart,
+                                 alt.HConcatChart: _HConcatChart, alt.VConcatChart: _VConcatChart})
+
+
+def _title(title: str | None, size: int = HEADING_FONT) -> alt.TitleParams | None:
+    return alt.TitleParams(title, fontSize=size) if title else None
+
+
+def _finish(chart, **properties):
+    """The builder's own new chart with these top-level properties (None: left out), as `_Unvalidated`.
+
+    Same spec as ``chart.properties(...)``, without its costs: that copies the chart (a layered chart then
+    deep-copies every layer, twice) and validates each property against the schema."""
+    for name, value in properties.items():
+        if value is not None:
+            setattr(chart, name, value)  # an Altair chart keeps attributes as its spec's properties
+    if not isinstance(chart, _Unvalidated):  # same layout: the subclass only adds a method
+        object.__setattr__(chart, "__class__", _UNVALIDATED[type(chart)])
+    return chart
+
+
 class ChartText(NamedTuple):
     """Words the charts show (tooltip and legend titles); pass translated ones."""
     row: str = "i"
     column: str = "j"
     value: str = "value"
+
+
+_DEFAULT_TEXT = ChartText()
 
 
 def color_scale(kind: Scale, values: np.ndarray) -> alt.Scale:
@@ -91,18 +151,19 @@ def _exact(v: float) -> str:
     return f"{v:.4f}" if math.isfinite(v) else ("-inf" if v < 0 else ("inf" if v > 0 else "nan"))
 
 
-def _dark(v: float, kind: Scale, domain: Sequence[float]) -> bool:
-    """Whether a cell's colour is dark (its text is then written in white): the dark ends of each scheme."""
-    if not math.isfinite(v):
-        return False
+def _dark(values: np.ndarray, kind: Scale, domain: Sequence[float]) -> np.ndarray:
+    """Which cells' colours are dark (their text is then written in white): the dark ends of each scheme.
+    Non-finite cells are not dark."""
+    v = np.asarray(values, dtype=float)
     lo, hi = float(domain[0]), float(domain[-1])
-    if kind == "diverging":
-        dark = abs(v) > 0.6 * hi
-    elif kind == "weights":
-        dark = v > 0.55
-    else:
-        dark = (v - lo) / (hi - lo) < 0.45
-    return bool(dark)
+    with np.errstate(invalid="ignore"):  # inf - inf in a non-finite cell; those cells are excluded below
+        if kind == "diverging":
+            dark = np.abs(v) > 0.6 * hi
+        elif kind == "weights":
+            dark = v > 0.55
+        else:
+            dark = (v - lo) / (hi - lo) < 0.45
+    return dark & np.isfinite(v)
 
 
 def matrix_frame(values: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object],
@@ -112,15 +173,16 @@ def matrix_frame(values: np.ndarray, row_labels: Sequence[object], col_labels: S
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
     if values.shape != (len(rows), len(cols)):
         raise ValueError(f"matrix of shape {values.shape} with {len(rows)} row and {len(cols)} column labels")
-    records = []
-    for i, r in enumerate(rows):
-        for j, c in enumerate(cols):
-            v = float(values[i, j])
-            finite = math.isfinite(v)
-            records.append({"row": r, "col": c, "i": i, "j": j, "value": v if finite else None,
-                            "finite": finite, "exact": _exact(v), "text": short_number(v),
-                            "dark": _dark(v, kind, domain)})
-    return pd.DataFrame.from_records(records)
+    n_rows, n_cols = values.shape
+    flat = values.ravel()  # (n_rows * n_cols,): cell (i, j) at i * n_cols + j
+    finite = np.isfinite(flat)
+    cells = flat.tolist()
+    return pd.DataFrame({
+        "row": [r for r in rows for _ in cols], "col": cols * n_rows,
+        "i": np.repeat(np.arange(n_rows), n_cols), "j": np.tile(np.arange(n_cols), n_rows),
+        "value": [v if ok else None for v, ok in zip(cells, finite.tolist())], "finite": finite,
+        "exact": [_exact(v) for v in cells], "text": [short_number(v) for v in cells],
+        "dark": _dark(flat, kind, domain)})
 
 
 def _cell_size(n_rows: int, n_cols: int, max_width: int = 560, max_height: int = 440) -> tuple[int, int]:
@@ -162,13 +224,14 @@ def _heat_layers(df: pd.DataFrame, rows: list[str], cols: list[str], scale: alt.
     if show_values:
         size = 14 if min(cell) >= 44 else 12
         layers.append(alt.Chart().mark_text(fontSize=size)
-                      .encode(x=x, y=y, text="text:N", tooltip=tooltip,
-                              color=alt.condition("datum.dark", alt.value("#FFFFFF"), alt.value(PALETTE["ink"]))))
+                      .encode(x=x, y=y, text=alt.Text("text:N"), tooltip=tooltip,
+                              color=alt.ColorValue(PALETTE["ink"], condition={"test": "datum.dark",
+                                                                              "value": "#FFFFFF"})))
     return layers
 
 
 def heatmap(values: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
-            scale: Scale = "diverging", title: str | None = None, text: ChartText = ChartText(),
+            scale: Scale = "diverging", title: str | None = None, text: ChartText = _DEFAULT_TEXT,
             show_values: bool | None = None, x_title: str | None = None, y_title: str | None = None,
             max_width: int = 560, max_height: int = 440) -> alt.LayerChart:
     """A labelled heatmap of a 2-D matrix. `show_values` defaults to "the matrix is at most 12 x 12".
@@ -181,15 +244,16 @@ def heatmap(values: np.ndarray, row_labels: Sequence[object], col_labels: Sequen
         show_values = n_rows <= SMALL_MATRIX and n_cols <= SMALL_MATRIX and cell[0] >= 28
     color = color_scale(scale, values)
     df = matrix_frame(values, row_labels, col_labels, scale, color.domain)
+    if not show_values:  # the cells' text and its colour are then not drawn: not sent either (~1/6 of the data)
+        df = df.drop(columns=["text", "dark"])
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
     chart = alt.layer(*_heat_layers(df, rows, cols, color, text, show_values, cell, x_title, y_title), data=df)
-    chart = chart.properties(width=cell[0] * n_cols, height=cell[1] * n_rows, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    return _finish(chart, width=cell[0] * n_cols, height=cell[1] * n_rows, autosize=_PAD, title=_title(title))
 
 
 def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], row_labels: Sequence[object],
                    col_labels: Sequence[object], *, scale: Scale = "weights", columns: int = 4,
-                   text: ChartText = ChartText(), show_values: bool | None = None) -> alt.FacetChart:
+                   text: ChartText = _DEFAULT_TEXT, show_values: bool | None = None) -> alt.FacetChart:
     """Small multiples: one heatmap per head or layer, one shared colour scale, panels in the given order."""
     stack = np.stack([np.asarray(m, dtype=float) for m in matrices])  # (panels, n_rows, n_cols)
     _, n_rows, n_cols = stack.shape
@@ -200,14 +264,16 @@ def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], 
     frames = [matrix_frame(m, row_labels, col_labels, scale, color.domain).assign(panel=p)
               for m, p in zip(stack, titles)]
     df = pd.concat(frames, ignore_index=True)
+    if not show_values:
+        df = df.drop(columns=["text", "dark"])
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
     w, h = _cell_size(n_rows, n_cols)
     cell = (max(2, w * 2 // 3), max(2, h * 2 // 3))
     layered = alt.layer(*_heat_layers(df, rows, cols, color, text, show_values, cell, None, None), data=df)
-    layered = layered.properties(width=cell[0] * n_cols, height=cell[1] * n_rows)
+    layered = _finish(layered, width=cell[0] * n_cols, height=cell[1] * n_rows)
     header = alt.Header(labelFontSize=TITLE_FONT, labelFontWeight="bold", title=None)
     facet = layered.facet(facet=alt.Facet("panel:N", sort=titles, header=header), columns=columns)
-    return facet.properties(autosize=_PAD)
+    return _finish(facet, autosize=_PAD)
 
 
 def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
@@ -223,10 +289,9 @@ def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALE
     x = alt.X("value:Q", scale=scale, axis=_plain_axis(value_title))
     tooltip = [alt.Tooltip("label:N", title=label_title or ""), alt.Tooltip("exact:N", title=value_title)]
     bar = alt.Chart().mark_bar(color=color, cornerRadiusEnd=3).encode(x=x, y=y, tooltip=tooltip)
-    label = alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(x=x, y=y, text="text:N")
-    chart = alt.layer(bar, label, data=df).properties(width=width, height=max(60, 30 * len(names)),
-                                                      autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    label = alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(x=x, y=y, text=alt.Text("text:N"))
+    return _finish(alt.layer(bar, label, data=df), width=width, height=max(60, 30 * len(names)), autosize=_PAD,
+                   title=_title(title))
 
 
 def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[object], dim_labels: Sequence[object],
@@ -253,10 +318,9 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
                  alt.Tooltip("exact:N", title=value_title)])
     tick_size = max(6, min(34, int(0.6 * max(160, min(max_width, 56 * len(dims))) / len(dims))))
     tick = alt.Chart(totals).mark_tick(color=PALETTE["ink"], thickness=3, size=tick_size).encode(
-        x=x, y="total:Q", tooltip=[alt.Tooltip("dim:N", title=dim_title), alt.Tooltip("exact:N", title="Σ")])
+        x=x, y=alt.Y("total:Q"), tooltip=[alt.Tooltip("dim:N", title=dim_title), alt.Tooltip("exact:N", title="Σ")])
     width = max(160, min(max_width, 56 * len(dims)))
-    chart = alt.layer(stacked, tick).properties(width=width, height=260, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    return _finish(alt.layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title))
 
 
 def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
@@ -273,8 +337,7 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
                         legend=alt.Legend(title=None, labelFontSize=LABEL_FONT, labelColor=PALETTE["ink"])),
         tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=".4~f"),
                  alt.Tooltip("y:Q", title=y_title, format=".4f")])
-    chart = chart.properties(width=480, height=260, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    return _finish(chart, width=480, height=260, autosize=_PAD, title=_title(title))
 
 
 # ---- multi-head attention (lesson 4) -------------------------------------------------------------------
@@ -302,7 +365,7 @@ def head_view_lines(weights: np.ndarray, heads: Sequence[int], *, threshold: flo
 
 
 def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int], head_names: Sequence[str], *,
-              threshold: float = 0.05, top_k: int = 5, text: ChartText = ChartText(), head_title: str = "head",
+              threshold: float = 0.05, top_k: int = 5, text: ChartText = _DEFAULT_TEXT, head_title: str = "head",
               title: str | None = None) -> alt.LayerChart:
     """BertViz-style head view: queries on the left, keys on the right, a line from each query to the keys it
     attends to; opacity = weight, one colour per head (`HEAD_COLORS[h]`). Pointing at a query token keeps
@@ -330,9 +393,10 @@ def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int
                                         labelColor=PALETTE["ink"], titleColor=PALETTE["ink"], orient="top",
                                         direction="horizontal", columns=4, symbolStrokeWidth=4))
     opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]), legend=None)
+    picked = alt.condition(pick, opacity, alt.value(0.0))["condition"]  # the weight's opacity where picked, else 0
     drawn = (alt.Chart(lines).mark_rule(strokeWidth=2.5)
-             .encode(x=x, x2="x1:Q", y=alt.Y("q:Q", scale=y_scale, axis=None), y2="k:Q", color=color,
-                     opacity=alt.condition(pick, opacity, alt.value(0.0)),
+             .encode(x=x, x2=alt.X2("x1:Q"), y=alt.Y("q:Q", scale=y_scale, axis=None), y2=alt.Y2("k:Q"),
+                     color=color, opacity=alt.OpacityValue(0.0, condition=picked),
                      tooltip=[alt.Tooltip("name:N", title=head_title), alt.Tooltip("query:N", title=text.row),
                               alt.Tooltip("key:N", title=text.column), alt.Tooltip("exact:N", title=text.value)]))
     words = []
@@ -341,12 +405,11 @@ def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int
         layer = (alt.Chart(part).mark_text(align=align, dx=dx, fontSize=13 if row >= 20 else 12,
                                            color=PALETTE["ink"])
                  .encode(x=alt.X("x:Q", scale=alt.Scale(domain=[0, 1]), axis=None),
-                         y=alt.Y("y:Q", scale=y_scale, axis=None), text="label:N"))
+                         y=alt.Y("y:Q", scale=y_scale, axis=None), text=alt.Text("label:N")))
         words.append(layer.add_params(pick) if side_x == 0.0 else layer)
-    chart = alt.layer(drawn, *words).properties(width=300, height=row * longest, autosize=_PAD)
-    if title:
-        chart = chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT))
-    return chart.configure_view(stroke=None)
+    chart = _finish(alt.layer(drawn, *words), width=300, height=row * longest, autosize=_PAD, title=_title(title))
+    chart.config = alt.Config(view=alt.ViewConfig(stroke=None))  # what .configure_view does, without its copy
+    return chart
 
 
 # ---- layer normalization (lesson 6) --------------------------------------------------------------------
@@ -372,11 +435,11 @@ def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *,
             tooltip=[alt.Tooltip("row:N", title=row_title or " "), alt.Tooltip("k:Q", title="k"),
                      alt.Tooltip("exact:N", title=value_title)])
         mean = alt.Chart(means).mark_point(shape="diamond", filled=True, size=110, color=PALETTE["ink"]).encode(
-            x="mean:Q", y=y, tooltip=[alt.Tooltip("row:N", title=row_title or " "),
+            x=alt.X("mean:Q"), y=y, tooltip=[alt.Tooltip("row:N", title=row_title or " "),
                                       alt.Tooltip("exact:N", title=mean_title)])
-        charts.append(alt.layer(ticks, mean).properties(
-            width=width, height=max(60, 30 * len(rows)), title=alt.TitleParams(title, fontSize=TITLE_FONT)))
-    return alt.hconcat(*charts, spacing=24).properties(autosize=_PAD)
+        charts.append(_finish(alt.layer(ticks, mean), width=width, height=max(60, 30 * len(rows)),
+                              title=_title(title, TITLE_FONT)))
+    return _finish(alt.hconcat(*charts, spacing=24), autosize=_PAD)
 
 
 # ---- the whole model: costs as the sequence grows (lesson 8) -----------------------------------------------
@@ -413,9 +476,9 @@ def cost_curves(x: Sequence[float], series: dict[str, Sequence[float]], marks: S
         x=alt.X("x:Q", scale=x_scale), tooltip=[alt.Tooltip("label:N", title=" ")])
     label = alt.Chart(rules).mark_text(align="left", dx=4, baseline="top", fontSize=LABEL_FONT,
                                        color=PALETTE["ink"]).encode(
-        x=alt.X("x:Q", scale=x_scale), y=alt.Y("ypix:Q", scale=None), text="label:N")
-    chart = alt.layer(drawn, rule, now_rule, label).properties(width=560, height=320, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+        x=alt.X("x:Q", scale=x_scale), y=alt.Y("ypix:Q", scale=None), text=alt.Text("label:N"))
+    return _finish(alt.layer(drawn, rule, now_rule, label), width=560, height=320, autosize=_PAD,
+                   title=_title(title))
 
 
 # ---- big matrices as one picture, and vectors in a plane (lesson 5) -------------------------------------
@@ -470,7 +533,7 @@ def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title
                        max(1, round(width / cols)), axis=1)
     image = alt.Chart(pd.DataFrame({"url": [png_data_url(pixels)]})).mark_image(
         width=width, height=height, aspect=False, align="left", baseline="top").encode(
-        x=alt.value(0), y=alt.value(0), url="url:N")
+        x=alt.XValue(0), y=alt.YValue(0), url=alt.Url("url:N"))
     ramp = alt.Scale(domain=[lo + s * (hi - lo) for s, _ in IMAGE_STOPS], range=[c for _, c in IMAGE_STOPS],
                      interpolate="rgb")
     frame = pd.DataFrame({"x": [0.0, float(cols)], "y": [0.0, float(rows)], "value": [lo, hi]})
@@ -481,8 +544,7 @@ def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title
         color=alt.Color("value:Q", scale=ramp,
                         legend=alt.Legend(title=value_title, labelFontSize=12, titleFontSize=13, gradientLength=160,
                                           labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])))
-    chart = alt.layer(image, axes).properties(width=width, height=height, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    return _finish(alt.layer(image, axes), width=width, height=height, autosize=_PAD, title=_title(title))
 
 
 def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], colors: Sequence[str], *,
@@ -500,19 +562,20 @@ def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], c
     x, y = alt.X("x:Q", scale=scale, axis=_plain_axis(x_title)), alt.Y("y:Q", scale=scale, axis=_plain_axis(y_title))
     tooltip = [alt.Tooltip("label:N", title=" "), alt.Tooltip("exact:N", title=f"({x_title}, {y_title})")]
     colour = alt.Color("colour:N", scale=None)
-    shaft = alt.Chart(df).mark_rule(strokeWidth=2.5).encode(x="x0:Q", y="y0:Q", x2="x:Q", y2="y:Q", color=colour)
+    shaft = alt.Chart(df).mark_rule(strokeWidth=2.5).encode(x=alt.X("x0:Q"), y=alt.Y("y0:Q"), x2=alt.X2("x:Q"),
+                                                            y2=alt.Y2("y:Q"), color=colour)
     tip = alt.Chart(df).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tooltip)
     text = alt.Chart(df).mark_text(dx=8, dy=-8, align="left", fontSize=LABEL_FONT).encode(
-        x=x, y=y, text="label:N", color=colour)
+        x=x, y=y, text=alt.Text("label:N"), color=colour)
     layers = [shaft, tip, text]
     angles = np.linspace(0.0, 2.0 * np.pi, 97)
     ring = pd.DataFrame([{"x": r * np.cos(a), "y": r * np.sin(a), "ring": k, "order": j}
                          for k, r in enumerate(circles) for j, a in enumerate(angles)])
     if len(ring):
         layers.insert(0, alt.Chart(ring).mark_line(strokeDash=[4, 4], color=PALETTE["masked"]).encode(
-            x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), detail="ring:N", order="order:Q"))
-    chart = alt.layer(*layers).properties(width=size, height=size, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+            x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), detail=alt.Detail("ring:N"),
+            order=alt.Order("order:Q")))
+    return _finish(alt.layer(*layers), width=size, height=size, autosize=_PAD, title=_title(title))
 
 
 def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
@@ -526,16 +589,176 @@ def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_ti
     df = pd.DataFrame([{"x": float(xv), "y": float(yv), "series": name}
                        for name in names for xv, yv in zip(x, series[name])])
     palette = list(colors) if colors else [CATEGORICAL[i % len(CATEGORICAL)] for i in range(len(names))]
-    encoding = dict(
-        x=alt.X("x:Q", scale=alt.Scale(type="log", base=2),
-                axis=_plain_axis(x_title, format="d", values=[float(v) for v in list(x)[::2]])),
-        y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=_plain_axis(y_title, format="~s")),
-        color=alt.Color("series:N", sort=names, scale=alt.Scale(domain=names, range=palette),
-                        legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelFontSize=LABEL_FONT,
-                                          labelColor=PALETTE["ink"], labelLimit=400)),
-        tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=",d"),
-                 alt.Tooltip("y:Q", title=y_title, format=",d")])
+    encoding = {
+        "x": alt.X("x:Q", scale=alt.Scale(type="log", base=2),
+                   axis=_plain_axis(x_title, format="d", values=[float(v) for v in list(x)[::2]])),
+        "y": alt.Y("y:Q", scale=alt.Scale(type="log"), axis=_plain_axis(y_title, format="~s")),
+        "color": alt.Color("series:N", sort=names, scale=alt.Scale(domain=names, range=palette),
+                           legend=alt.Legend(title=None, orient="bottom", direction="vertical",
+                                             labelFontSize=LABEL_FONT, labelColor=PALETTE["ink"], labelLimit=400)),
+        "tooltip": [alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=",d"),
+                    alt.Tooltip("y:Q", title=y_title, format=",d")]}
     line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(**encoding)
     dots = alt.Chart(df).mark_point(filled=True, size=40, opacity=1).encode(**encoding)
-    chart = alt.layer(line, dots).properties(width=width, height=height, autosize=_PAD)
-    return chart.properties(title=alt.TitleParams(title, fontSize=HEADING_FONT)) if title else chart
+    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title))
+
+
+# ---- decoding strategies (lesson 10) -------------------------------------------------------------------
+
+def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept: Sequence[bool] | None = None,
+                      ghost: Sequence[float] | None = None, marked: int | None = None, value_title: str = "p",
+                      ghost_title: str = "before", label_title: str | None = None, removed_text: str = "✕",
+                      marked_text: str = "◀", title: str | None = None, color: str = PALETTE["query"],
+                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 240,
+                      row_height: int = 26) -> alt.LayerChart:
+    """A distribution over tokens as horizontal bars, tokens top to bottom in the given order.
+
+    `kept` False marks a token a filter removed: its bar is grey and its text `removed_text`. `ghost` draws
+    other values as light grey bars behind (e.g. the distribution before the filter, so a removed token still
+    shows what it had). `marked` is the index of one token (the chosen one): outlined, text + `marked_text`."""
+    names = unique_labels(labels)
+    n = len(names)
+    values = [float(v) for v in values]
+    kept = [True] * n if kept is None else [bool(k) for k in kept]
+    ghosts = [float(g) for g in ghost] if ghost is not None else [0.0] * n
+    texts = [(format(v, value_format) if k else removed_text) + (f"  {marked_text}" if i == marked else "")
+             for i, (v, k) in enumerate(zip(values, kept))]
+    df = pd.DataFrame({"label": names, "value": values, "ghost": ghosts, "kept": kept, "text": texts,
+                       "marked": [i == marked for i in range(n)], "end": [max(v, g) for v, g in zip(values, ghosts)],
+                       "exact": [_exact(v) for v in values], "exact_ghost": [_exact(g) for g in ghosts]})
+    scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=True)
+    y = alt.Y("label:N", sort=names, axis=_plain_axis(label_title, ticks=False, label_size=LABEL_FONT))
+    x = alt.X("value:Q", scale=scale, axis=_plain_axis(value_title))
+    tooltip = [alt.Tooltip("label:N", title=label_title or " "), alt.Tooltip("exact:N", title=value_title)]
+    layers = []
+    if ghost is not None:
+        tooltip.append(alt.Tooltip("exact_ghost:N", title=ghost_title))
+        layers.append(alt.Chart().mark_bar(color=PALETTE["masked"], opacity=0.5, cornerRadiusEnd=3).encode(
+            x=alt.X("ghost:Q", scale=scale), y=y, tooltip=tooltip))
+    layers.append(alt.Chart().mark_bar(cornerRadiusEnd=3).encode(
+        x=x, y=y, tooltip=tooltip, color=alt.condition("datum.kept", alt.value(color), alt.value(PALETTE["masked"])),
+        stroke=alt.condition("datum.marked", alt.value(PALETTE["ink"]), alt.value("transparent")),
+        strokeWidth=alt.condition("datum.marked", alt.value(2.5), alt.value(0))))
+    layers.append(alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(
+        x=alt.X("end:Q", scale=scale), y=y, text="text:N", tooltip=tooltip,
+        color=alt.condition("datum.kept", alt.value(PALETTE["ink"]), alt.value("#6E6E6E"))))
+    return _finish(alt.layer(*layers, data=df), width=width, height=max(60, row_height * n), autosize=_PAD,
+                   title=_title(title))
+
+
+# ---- a real model's attention: every layer and head in one picture (lesson 13) ---------------------------
+
+# The sequential ramp of `attention_grid` (0 white, 1 dark blue: "blues", like the weights heatmaps).
+WEIGHT_STOPS = ((0.0, "#FFFFFF"), (0.25, "#C6DBEF"), (0.5, "#6BAED6"), (0.75, "#2171B5"), (1.0, "#08306B"))
+GRID_GAP, GRID_EMPTY = 3, (217, 217, 217)  # pixels between panels, and their colour (light grey)
+
+
+def ramp_image(values: np.ndarray, stops: Sequence[tuple[float, str]], domain: tuple[float, float]) -> np.ndarray:
+    """Every cell's RGB colour on `stops` over `domain` (linear in RGB, clipped); non-finite cells light grey.
+    (rows, cols) -> (rows, cols, 3) uint8."""
+    v = np.asarray(values, dtype=float)
+    lo, hi = float(domain[0]), float(domain[1])
+    f = np.clip((v - lo) / (hi - lo if hi > lo else 1.0), 0.0, 1.0)
+    where = np.array([s for s, _ in stops])
+    rgb = np.array([[int(c[k:k + 2], 16) for k in (1, 3, 5)] for _, c in stops], dtype=float)  # (stops, 3)
+    out = np.stack([np.interp(np.nan_to_num(f), where, rgb[:, ch]) for ch in range(3)], axis=-1)  # (rows, cols, 3)
+    out[~np.isfinite(f)] = GRID_EMPTY
+    return np.rint(out).astype(np.uint8)
+
+
+def grid_pixels(weights: np.ndarray, cell: int) -> np.ndarray:
+    """(rows, cols, n, m) matrices tiled into one picture, `cell` pixels per entry and `GRID_GAP` between panels."""
+    rows, cols, n, m = weights.shape
+    ph, pw = n * cell, m * cell
+    canvas = np.empty((rows * ph + (rows - 1) * GRID_GAP, cols * pw + (cols - 1) * GRID_GAP, 3), dtype=np.uint8)
+    canvas[...] = GRID_EMPTY
+    for r in range(rows):
+        for c in range(cols):
+            tile = np.repeat(np.repeat(ramp_image(weights[r, c], WEIGHT_STOPS, (0.0, 1.0)), cell, 0), cell, 1)
+            canvas[r * (ph + GRID_GAP): r * (ph + GRID_GAP) + ph, c * (pw + GRID_GAP): c * (pw + GRID_GAP) + pw] = tile
+    return canvas
+
+
+def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Sequence[str], *, value_title: str,
+                   notes: Sequence[str] | None = None, note_title: str = " ", width: int = 960,
+                   title: str | None = None) -> alt.LayerChart:
+    """BertViz-style model view: weights (rows, cols, n, m), e.g. (layers, heads, n, n), as small multiples in ONE
+    PNG (fast for 6 x 12 panels of 128 x 128), row names on the left, column names on top, a 0..1 legend.
+    Pointing at a panel shows its row and column name and `notes[r * cols + c]` (e.g. what the head does)."""
+    weights = np.asarray(weights, dtype=float)
+    rows, cols, n, m = weights.shape
+    pixels = grid_pixels(weights, max(1, math.ceil(72 / max(n, m))))  # at least ~72 px per panel before scaling
+    left, top = 76, 24  # room for the row and column names
+    s = (width - left) / pixels.shape[1]  # display pixels per picture pixel
+    height = top + round(pixels.shape[0] * s)
+    image = alt.Chart(pd.DataFrame({"url": [png_data_url(pixels)]})).mark_image(
+        width=width - left, height=height - top, aspect=False, align="left", baseline="top").encode(
+        x=alt.value(left), y=alt.value(top), url="url:N")
+    ph, pw = (pixels.shape[0] + GRID_GAP) / rows * s, (pixels.shape[1] + GRID_GAP) / cols * s  # panel pitch
+    panels = pd.DataFrame([{"x": left + c * pw, "x2": left + c * pw + pw - GRID_GAP * s, "y": top + r * ph,
+                            "y2": top + r * ph + ph - GRID_GAP * s, "row": row_names[r], "col": col_names[c],
+                            "note": notes[r * cols + c] if notes is not None else ""}
+                           for r in range(rows) for c in range(cols)])
+    px = alt.Scale(domain=[0, width], range=[0, width], nice=False, zero=False)
+    py = alt.Scale(domain=[0, height], range=[0, height], nice=False, zero=False)
+    tips = [alt.Tooltip("row:N", title=" "), alt.Tooltip("col:N", title="  ")]
+    tips += [alt.Tooltip("note:N", title=note_title)] if notes is not None else []
+    hover = alt.Chart(panels).mark_rect(color=PALETTE["ink"], opacity=0.001).encode(
+        x=alt.X("x:Q", scale=px, axis=None), x2="x2:Q", y=alt.Y("y:Q", scale=py, axis=None), y2="y2:Q", tooltip=tips)
+    heads = pd.DataFrame({"x": [left + c * pw + (pw - GRID_GAP * s) / 2 for c in range(cols)], "y": [top - 6] * cols,
+                          "label": list(col_names)})
+    layers = pd.DataFrame({"x": [left - 8] * rows, "y": [top + r * ph + (ph - GRID_GAP * s) / 2 for r in range(rows)],
+                           "label": list(row_names)})
+    texts = [alt.Chart(df).mark_text(align=align, baseline=base, fontSize=12, color=PALETTE["ink"]).encode(
+        x=alt.X("x:Q", scale=px, axis=None), y=alt.Y("y:Q", scale=py, axis=None), text="label:N")
+        for df, align, base in ((heads, "center", "bottom"), (layers, "right", "middle"))]
+    ramp = alt.Scale(domain=[s_ for s_, _ in WEIGHT_STOPS], range=[c for _, c in WEIGHT_STOPS], interpolate="rgb")
+    legend = alt.Chart(pd.DataFrame({"x": [0.0, 0.0], "y": [0.0, 0.0], "value": [0.0, 1.0]})).mark_point(
+        size=0, opacity=0).encode(x=alt.X("x:Q", scale=px, axis=None), y=alt.Y("y:Q", scale=py, axis=None),
+                                  color=alt.Color("value:Q", scale=ramp, legend=alt.Legend(
+                                      title=value_title, labelFontSize=12, titleFontSize=13, gradientLength=160,
+                                      labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])))
+    chart = _finish(alt.layer(image, hover, *texts, legend), width=width, height=height, autosize=_PAD,
+                    title=_title(title))
+    return chart.configure_view(stroke=None)
+
+
+# ---- training curves of several runs (lesson 12) ---------------------------------------------------------
+
+DASHES = ([1, 0], [7, 4], [2, 3])  # solid, dashed, dotted: the second grouping of `run_lines`
+
+
+def run_lines(runs: Sequence[tuple[str, str, Sequence[float | None]]], *, x_title: str, y_title: str,
+              color_title: str, dash_title: str, colors: dict[str, str] | None = None, log_y: bool = False,
+              y_domain: tuple[float, float] | None = None, x_max: int | None = None, title: str | None = None,
+              width: int = 400, height: int = 260) -> alt.LayerChart:
+    """Curves of several runs on one chart, a dot at every value: each run is (colour group, dash group, values at
+    x = 1, 2, ...), e.g. (depth, norm placement, test accuracy per epoch). Colour follows the first group (`colors`
+    maps a group to its colour, else CATEGORICAL in order of appearance), the dash pattern the second (DASHES in
+    order of appearance). None, NaN, infinite values (and values <= 0 with `log_y`) leave a gap."""
+    color_groups = list(dict.fromkeys(c for c, _, _ in runs))
+    dash_groups = list(dict.fromkeys(d for _, d, _ in runs))
+    records = []
+    for c, d, values in runs:
+        for x, v in enumerate(values, start=1):
+            ok = v is not None and math.isfinite(v) and (v > 0 or not log_y)
+            records.append({"run": f"{c} · {d}", "color": c, "dash": d, "x": x, "y": float(v) if ok else None})
+    df = pd.DataFrame(records, columns=["run", "color", "dash", "x", "y"])
+    palette = [(colors or {}).get(c, CATEGORICAL[i % len(CATEGORICAL)]) for i, c in enumerate(color_groups)]
+    legend = {"orient": "bottom", "direction": "horizontal", "labelFontSize": LABEL_FONT, "titleFontSize": LABEL_FONT,
+              "labelColor": PALETTE["ink"], "symbolStrokeWidth": 2.5}  # below the plot, so long labels fit
+    y_scale = alt.Scale(type="log") if log_y else alt.Scale(domain=list(y_domain)) if y_domain else alt.Scale(zero=False)
+    x_scale = alt.Scale(domain=[1, max(2, x_max or int(df["x"].max() if len(df) else 2))])
+    encoding = {
+        "x": alt.X("x:Q", scale=x_scale, axis=_plain_axis(x_title, format="d", tickMinStep=1)),
+        "y": alt.Y("y:Q", scale=y_scale, axis=_plain_axis(y_title)),
+        "color": alt.Color("color:N", sort=color_groups, scale=alt.Scale(domain=color_groups, range=palette),
+                           legend=alt.Legend(title=color_title, **legend)),
+        "tooltip": [alt.Tooltip("run:N", title=" "), alt.Tooltip("x:Q", title=x_title, format="d"),
+                    alt.Tooltip("y:Q", title=y_title, format=".4f")]}
+    line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(
+        **encoding, detail="run:N", strokeDash=alt.StrokeDash(
+            "dash:N", sort=dash_groups, scale=alt.Scale(domain=dash_groups, range=list(DASHES[:len(dash_groups)])),
+            legend=alt.Legend(title=dash_title, symbolType="stroke", symbolSize=400, **legend)))
+    dots = alt.Chart(df).mark_point(filled=True, size=36, opacity=1).encode(**encoding)
+    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title))

@@ -1,0 +1,338 @@
+"""Page speed benchmark (a script, not a test): how long the server works on a rerun of every lesson.
+
+    python tests/benchmarks/bench_pages.py [--reruns 10] [--pages 02 04] [--json PATH] [--server]
+
+For every page in the app's `PAGES` (imported from ui/lessons.py, so new lessons are picked up), at its
+defaults and at its largest settings (`LARGEST` below; a page not listed there is measured at its defaults only,
+and the table says so): the median over `--reruns` reruns of the server-side time of one rerun after a control
+change, the payload of that rerun, and the ratio to the floor.
+
+How it is measured
+- Through Streamlit's AppTest, in this process, set up like tests/conftest.py (project root on sys.path, one
+  torch thread): app.py runs, then switches to the lesson, so the frame (navigation, sidebar) runs too.
+  AppTest runs the script on the same `ScriptRunner` code a server uses, on its own thread; a real server would
+  add the websocket round trip and the browser's drawing, which are not the server's work.
+- The control change is the sidebar's seed (`w_cfg_seed`): it exists on every page and changes what every
+  lesson shows. `median_ms` alternates it between two values, so after the untimed warm-up reruns the pages'
+  `st.cache_data` computations are cached, as when a learner moves a control back and forth: this is the cost of
+  drawing the page. `new_seed_ms` (printed, and in the JSON) gives every rerun a seed never seen, so every
+  computation keyed on the seed runs again: the cost of computing and drawing.
+- Time of a rerun = from the runner's SCRIPT_STARTED event (before the widget callbacks) to its
+  SCRIPT_STOPPED event (after the script and the session-state clean-up), both taken on the script thread, plus
+  the time to serialize that run's ForwardMsgs (a server does this before sending them). AppTest's own overhead
+  (its runner thread, rebuilding the element tree for queries) is left out; `apptest ms`, the wall time of
+  `AppTest.run()`, is printed beside it for comparison. AppTest makes a new script cache on every run (so it
+  parses and compiles app.py and the page again, ~10-20 ms); a server keeps one per process, and so does this
+  benchmark.
+- Payload = the serialized size of the ForwardMsgs the rerun leaves in the runner's queue (the deltas of every
+  element, with their Arrow data and chart specs, as a server would send them: uncompressed, before Streamlit's
+  message cache replaces an element the browser already has by its hash). So it is an upper bound per rerun.
+- Floor = the same measurement of the frame with an empty lesson: app.py's own source with the `PAGES` it imports
+  replaced by one empty page (so the sidebar and navigation run as in the app, with a navigation of one page). It
+  is measured before and after the pages and its median is used. A bare script with no element at all is printed
+  for reference.
+- Goal (issue #7): every page at defaults within 3x the floor, under 300 ms at its largest settings, payload
+  under 1 MB.
+
+`--server` also starts `streamlit run app.py` and measures, with Debian's Chromium driven by Playwright
+(scripts/browser.py): the cold start, from process start to the first page rendered in the browser (the health
+endpoint answering, and the first page idle with its elements drawn); and memory per idle session: the server's
+resident memory with 1 and with 9 open sessions (browser contexts on the app's default page), (RSS9 - RSS1) / 8.
+
+Run it when the machine is quiet (`uptime`): it reports the load average at the start and at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+for path in (ROOT, ROOT / "tests"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+import numpy as np
+import pandas as pd
+from conftest import start_page  # the tests' set-up, also torch.set_num_threads(1)
+from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest, app_test, local_script_runner
+
+APP = ROOT / "app.py"
+SEED_WIDGET = "w_cfg_seed"
+GOAL_RATIO, GOAL_LARGEST_MS, GOAL_PAYLOAD_KB = 3.0, 300.0, 1024.0
+SHARED_LARGEST = {"cfg_d_model": 512, "cfg_heads": 16, "cfg_seq_len": 64, "cfg_mask": "both", "cfg_show_numbers": True}
+
+
+def _words(n: int, seed: int) -> list[str]:
+    vocab = ["the", "cat", "sat", "on", "a", "mat", "while", "attention", "heads", "read", "every", "word"]
+    rng = np.random.default_rng(seed)
+    return [vocab[i] for i in rng.integers(0, len(vocab), n)]
+
+
+def _table(label: str, rows: int, dims: int) -> pd.DataFrame:
+    """A full editor table: `rows` labelled rows of `dims` numbers in [-3, 3]."""
+    rng = np.random.default_rng(rows * 100 + dims)
+    table = {label: [f"w{i + 1}" for i in range(rows)]}
+    table.update({f"d{k + 1}": np.round(rng.uniform(-3, 3, rows), 2) for k in range(dims)})
+    return pd.DataFrame(table)
+
+
+def _target() -> str:
+    return " ".join(_words(45, 9))[:300]  # the decoder's words: up to the page's 300 characters
+
+
+def _batch_text() -> str:
+    return "\n".join(" ".join(_words(64, s)) for s in range(4))  # 4 sentences of 64 words, ~1100 characters
+
+
+# Per page: the session_state that makes it do the most work (widest matrices, most heads, layers, curves, tables).
+# Keys are the pages' own (their `setdefault`s); shared settings at their maxima unless a page's worst case differs.
+LARGEST = {
+    "pages/01_similarity.py": {**SHARED_LARGEST, "sim_dims": 16, "sim_vectors_table": _table("word", 12, 16),
+                               "sim_scale": True, "sim_word": 11},
+    "pages/02_attention.py": {**SHARED_LARGEST, "cfg_heads": 1, "qkv_dk": 1024, "qkv_query": 63},  # d_k = 512
+    "pages/03_masks.py": {**SHARED_LARGEST, "masks_batch_text": _batch_text(), "masks_batch": _batch_text(),
+                          "masks_sentence": 3, "masks_head": 15, "masks_pattern": "global", "masks_width": 8,
+                          "masks_globals": 4},
+    "pages/04_multi_head.py": {**SHARED_LARGEST, "mha_view_heads": list(range(16)), "mha_head": 15},
+    "pages/05_positional_encoding.py": {**SHARED_LARGEST, "cfg_heads": 1, "pe_positions": 512, "pe_offset": 511,
+                                        "pe_learned_len": 64},
+    "pages/06_layer_norm.py": {**SHARED_LARGEST, "ln_dims": 16, "ln_x_table": _table("token", 12, 16),
+                               "ln_layers": 24},
+    "pages/07_blocks.py": {**SHARED_LARGEST, "blk_ff_ratio": 8, "blk_layers": 12, "blk_trace_kind": "decoder",
+                           "blk_target": _target(), "blk_target_text": _target()},
+    "pages/08_architecture.py": {**SHARED_LARGEST, "arch_layers": 48, "arch_ff_auto": False, "arch_d_ff": 16384,
+                                 "arch_src_vocab": 262_144, "arch_tgt_vocab": 262_144},
+}
+
+
+def app_pages() -> list[str]:
+    """The page files of the app's `PAGES` (ui/lessons.py), in order."""
+    from ui.lessons import PAGES
+
+    return [entry[1] for entry in PAGES]
+
+
+def floor_scripts(directory: Path) -> tuple[Path, str]:
+    """(a copy of app.py whose PAGES is one empty lesson, that lesson's path) for the floor.
+
+    The copy is app.py's own code with one statement added after the one that defines `PAGES`."""
+    empty = directory / "empty_lesson.py"
+    empty.write_text('"""An empty lesson: the floor of the page benchmark."""\n')
+    tree = ast.parse(APP.read_text())
+    for k, node in enumerate(tree.body):
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        targets += [a.asname or a.name for a in getattr(node, "names", [])]
+        if "PAGES" in targets:
+            entry = ("attention", str(empty), "sim.nav_title", ":material/home:", "")
+            override = ast.parse(f"PAGES = {(entry,)!r}\nSECTIONS = ('attention',)").body
+            tree.body[k + 1:k + 1] = override
+            break
+    else:
+        raise RuntimeError("app.py no longer defines or imports PAGES")
+    frame = directory / "app.py"
+    frame.write_text(ast.unparse(tree))
+    return frame, str(empty)
+
+
+# ---- timing the script thread ----------------------------------------------------------------------------
+
+class _TimedRunner(local_script_runner.LocalScriptRunner):
+    """AppTest's runner, also recording when each run starts and stops (perf_counter on the script thread)."""
+    last: _TimedRunner | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.marks: list[tuple[ScriptRunnerEvent, float]] = []
+        self.on_event.connect(self._mark, weak=False)
+        _TimedRunner.last = self
+
+    def _mark(self, sender, event, **kwargs) -> None:
+        if event == ScriptRunnerEvent.SCRIPT_STARTED or event.name.startswith("SCRIPT_STOPPED"):
+            self.marks.append((event, time.perf_counter()))
+
+
+app_test.LocalScriptRunner = _TimedRunner  # AppTest looks the class up in its module on every run
+_SCRIPT_CACHE = ScriptCache()  # one per process, as in a server (streamlit.runtime.Runtime)
+app_test.ScriptCache = local_script_runner.ScriptCache = lambda: _SCRIPT_CACHE
+
+
+def timed_run(at: AppTest) -> dict:
+    """Run `at` once: server ms (script thread + serialization), payload kB and AppTest's wall ms."""
+    wall = time.perf_counter()
+    at.run()
+    wall = time.perf_counter() - wall
+    runner = _TimedRunner.last
+    starts = [t for e, t in runner.marks if e == ScriptRunnerEvent.SCRIPT_STARTED]
+    stops = [t for e, t in runner.marks if e != ScriptRunnerEvent.SCRIPT_STARTED]
+    t0 = time.perf_counter()
+    sizes = [len(msg.SerializeToString()) for msg in runner.forward_msgs()]
+    serialize = time.perf_counter() - t0
+    by_kind: dict[str, int] = {}
+    for msg, size in zip(runner.forward_msgs(), sizes):
+        element = msg.delta.new_element if msg.HasField("delta") and msg.delta.HasField("new_element") else None
+        kind = element.WhichOneof("type") if element is not None else "other"
+        by_kind[kind] = by_kind.get(kind, 0) + size
+    return {"ms": (stops[-1] - starts[0] + serialize) * 1000, "payload_kb": sum(sizes) / 1024,
+            "by_kind": by_kind, "wall_ms": wall * 1000, "exception": [e.value for e in at.exception]}
+
+
+def measure(main: Path, lesson: str | None, state: dict, reruns: int, seed_widget: bool = True) -> dict:
+    """Medians over `reruns` reruns: server ms with the seed alternating between two values (after two untimed
+    warm-up reruns) and with a new seed every time; AppTest's wall ms; the largest payload and its parts."""
+    at = start_page(main, numbers=bool(state.get("cfg_show_numbers", False)), state=state, lesson=lesson)
+
+    def rerun(seed: int) -> dict:
+        if seed_widget:
+            at.number_input(key=SEED_WIDGET).set_value(seed)
+        return timed_run(at)
+
+    warm = [rerun(1000 + k % 2) for k in range(reruns + 2)][2:]
+    fresh = [rerun(2000 + k) for k in range(reruns)]
+    errors = sorted({str(e)[:200] for r in warm + fresh for e in r["exception"]})
+    biggest = max(warm, key=lambda r: r["payload_kb"])
+    return {"median_ms": statistics.median(r["ms"] for r in warm),
+            "new_seed_ms": statistics.median(r["ms"] for r in fresh),
+            "wall_ms": statistics.median(r["wall_ms"] for r in warm),
+            "payload_kb": biggest["payload_kb"], "by_kind": biggest["by_kind"], "errors": errors}
+
+
+# ---- the real server: cold start and memory per session ----------------------------------------------------
+
+_IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && document.querySelector('[data-testid="stStatusWidget"]') === null
+    && document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]').length > 0;
+}"""
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def server_numbers(sessions: int = 9) -> dict:
+    """Cold start (process start -> health -> first page rendered) and RSS with 1 and `sessions` sessions."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.browser import launch_chromium, running_app, wait_for_app
+
+    out = {}
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)  # started before the server: its own start-up is not counted
+        started = time.perf_counter()
+        with running_app() as app:
+            out["health_s"] = time.perf_counter() - started
+            contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+                        for _ in range(sessions)]
+            first = contexts[0].new_page()
+            first.goto(app.url, timeout=120_000)
+            first.wait_for_function(_IDLE_JS, polling=50, timeout=120_000)
+            out["first_page_s"] = time.perf_counter() - started
+            wait_for_app(first)
+            time.sleep(3)
+            out["rss_1_mb"] = _rss_mb(app.process.pid)
+            pages = [first]
+            for context in contexts[1:]:
+                page = context.new_page()
+                page.goto(app.url, timeout=120_000)
+                pages.append(page)
+            for page in pages:
+                wait_for_app(page)
+            time.sleep(3)
+            out[f"rss_{sessions}_mb"] = _rss_mb(app.process.pid)
+            out["mb_per_session"] = (out[f"rss_{sessions}_mb"] - out["rss_1_mb"]) / (sessions - 1)
+            for context in contexts:
+                context.close()
+        browser.close()
+    return out
+
+
+# ---- report --------------------------------------------------------------------------------------------------
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reruns", type=int, default=10)
+    parser.add_argument("--pages", nargs="*", help="only pages whose file name contains one of these")
+    parser.add_argument("--json", type=Path, help="write the records here")
+    parser.add_argument("--server", action="store_true", help="also cold start and memory per session")
+    parser.add_argument("--server-only", action="store_true", help="only cold start and memory per session")
+    args = parser.parse_args()
+    print(f"load average at start: {load()}", flush=True)
+    if not args.server_only:
+        page_table(args)
+    if args.server or args.server_only:
+        s = server_numbers()
+        print(f"\ncold start: health endpoint after {s['health_s']:.1f} s, first page rendered after "
+              f"{s['first_page_s']:.1f} s; RSS {s['rss_1_mb']:.0f} MB with 1 session, {s['rss_9_mb']:.0f} MB with 9: "
+              f"{s['mb_per_session']:.1f} MB per idle session")
+    print(f"load average at end: {load()}")
+
+
+def page_table(args: argparse.Namespace) -> None:
+    """Measure every page (and the floor), print the table, write the JSON records."""
+    pages = [p for p in app_pages() if not args.pages or any(s in p for s in args.pages)]
+
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        frame, empty = floor_scripts(Path(tmp))
+        bare = Path(tmp) / "bare.py"
+        bare.write_text("")
+        floors = [measure(frame, empty, {}, args.reruns)]
+        bare_ms = measure(bare, None, {}, args.reruns, seed_widget=False)["median_ms"]
+        results = []
+        for page in pages:
+            settings = [("defaults", {})] + ([("largest", LARGEST[page])] if page in LARGEST else [])
+            for name, state in settings:
+                results.append((page, name, measure(APP, page, state, args.reruns)))
+                r = results[-1][2]
+                print(f"  {page} {name}: {r['median_ms']:.0f} ms (new seed {r['new_seed_ms']:.0f} ms), "
+                      f"{r['payload_kb']:.0f} kB", flush=True)
+        floors.append(measure(frame, empty, {}, args.reruns))
+    floor = statistics.median(f["median_ms"] for f in floors)
+    floor_wall = statistics.median(f["wall_ms"] for f in floors)
+
+    records, rows = [], []
+    for page, name, r in results:
+        ratio = r["median_ms"] / floor
+        ok = (r["payload_kb"] < GOAL_PAYLOAD_KB and not r["errors"]
+              and (ratio <= GOAL_RATIO if name == "defaults" else r["median_ms"] < GOAL_LARGEST_MS))
+        note = "" if page in LARGEST else "no largest settings known: defaults only"
+        if r["payload_kb"] >= GOAL_PAYLOAD_KB:
+            total = sum(r["by_kind"].values())
+            parts = sorted(r["by_kind"].items(), key=lambda kv: -kv[1])[:3]
+            note = "payload: " + ", ".join(f"{kind} {size / total:.0%}" for kind, size in parts)
+        if r["errors"]:
+            note = "EXCEPTION: " + "; ".join(r["errors"])
+        records.append({"page": page, "setting": name, "median_ms": round(r["median_ms"], 1),
+                        "floor_ms": round(floor, 1), "ratio": round(ratio, 2), "payload_kb": round(r["payload_kb"], 1),
+                        "new_seed_ms": round(r["new_seed_ms"], 1)})
+        rows.append(f"| {Path(page).stem} | {name} | {r['median_ms']:.0f} | {ratio:.1f} | {r['new_seed_ms']:.0f} | "
+                    f"{r['payload_kb']:.0f} | {r['wall_ms']:.0f} | {'yes' if ok else 'NO'} | {note} |")
+    print(f"\nfloor (frame + empty lesson): {floor:.1f} ms (before {floors[0]['median_ms']:.1f}, after "
+          f"{floors[1]['median_ms']:.1f}; AppTest wall {floor_wall:.0f} ms); bare empty script: {bare_ms:.1f} ms; "
+          f"median of {args.reruns} reruns")
+    print("| page | setting | median ms | x floor | new seed ms | payload kB | apptest ms | goal met | note |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    print("\n".join(rows))
+    print(f"goal: defaults <= {GOAL_RATIO:g}x floor, largest < {GOAL_LARGEST_MS:.0f} ms, payload < 1 MB")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
