@@ -24,8 +24,8 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 
 def page_files() -> dict[str, str]:
-    """URL path -> page file stem, read from app.py's PAGES (section, file, title key, icon, url path)."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    """URL path -> page file stem, read from ui/lessons.py's PAGES (section, file, title key, icon, url path)."""
+    tree = ast.parse((ROOT / "ui" / "lessons.py").read_text(encoding="utf-8"))
     pages = next(ast.literal_eval(node.value) for node in tree.body
                  if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES")
     return {url: Path(path).stem for _section, path, _title, _icon, url in pages}

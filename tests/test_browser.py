@@ -19,8 +19,8 @@ from scripts.browser import (CHROMIUM, NAV_LINKS, choose_spanish, language_contr
 
 pytestmark = pytest.mark.browser
 REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
-ENGLISH_SECTIONS = ("Attention", "Building blocks", "The whole model", "Practice")
-SECTIONS = {"en": "Attention", "es": "Atención"}  # the first section, in each language
+ENGLISH_SECTIONS = ("Start", "Attention", "Building blocks", "The whole model", "Practice")
+SECTIONS = {"en": "Start", "es": "Inicio"}  # the first section, in each language
 SECTIONS_OTHER = {"en": ("Atención",), "es": ENGLISH_SECTIONS}  # must not appear in that language
 TEST_BUDGET_SECONDS = 15 * 60  # one walk through every page; a hang must not eat the CI budget
 
@@ -159,7 +159,7 @@ def test_every_page_in_english_through_the_sidebar(app, page, shots, evidence):
         assert any(re.search("similarity", title, re.I) for title, _ in pages), f"no lesson 1 in {pages}"
         headers = section_headers(page)
         if headers:
-            assert headers[0] == "Attention" and set(headers) <= set(ENGLISH_SECTIONS), headers
+            assert headers[0] == "Start" and set(headers) <= set(ENGLISH_SECTIONS), headers
         report = Report(app, page, shots)
         for index, (title, href) in enumerate(pages):
             go_to(page, index, href)

@@ -32,7 +32,8 @@ def reference(x: np.ndarray, scale: bool = False) -> dict[str, np.ndarray]:
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, query: dict | None = None) -> AppTest:
-    return start_page(path, lang=lang, numbers=numbers, query=query)
+    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None  # the app opens on the welcome page
+    return start_page(path, lang=lang, numbers=numbers, query=query, lesson=lesson)
 
 
 def tables(at: AppTest) -> dict[str, np.ndarray]:
@@ -240,7 +241,7 @@ def test_invalid_url_parameters_warn_and_fall_back(query, lang, name, fallback):
 def test_browser_locale_picks_the_language():
     at = AppTest.from_file(str(APP), default_timeout=30)
     at.context["locale"] = "es-AR"
-    at.run()
+    at.run().switch_page(str(PAGE.relative_to(ROOT))).run()
     assert at.title[0].value == t("sim.title", lang="es") and at.query_params["lang"] == "es"
 
 
@@ -305,10 +306,10 @@ def test_read_url_validates_every_setting():
 
 
 def test_url_paths_differ_from_the_pages_folder_names():
-    """See app.PAGES: a url equal to the file's own name would be run without the app frame."""
+    """See ui.lessons.PAGES: a url equal to the file's own name would be run without the app frame."""
     import ast
     import re
-    tree = ast.parse(APP.read_text("utf-8"))
+    tree = ast.parse((ROOT / "ui" / "lessons.py").read_text("utf-8"))
     pages = next(ast.literal_eval(n.value) for n in ast.walk(tree)
                  if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
     for _, file, _, _, url in pages:
