@@ -159,6 +159,10 @@ class Task:
     def draw_out_of_range(self, n: int, generator: torch.Generator) -> torch.Tensor:
         raise ValueError(f"the {self.name} task has no out-of-range split")
 
+    def categories(self, src: torch.Tensor) -> list[str] | None:
+        """A label per source row (n, n_src) for error analysis, or None when the task has no natural groups."""
+        return None
+
     # --- generic ------------------------------------------------------------------------------------
     def answer(self, source: list[str]) -> list[str]:
         """The target symbols of one source (the same `solve` the batches use)."""
@@ -390,6 +394,17 @@ class AdditionTask(Task):
         b = _number(src[:, self.digits + 1:] - self.zero)  # (n,)
         return _digits(a + b, self.out_digits) + self.zero  # (n, out_digits)
 
+    def categories(self, src):
+        """How many carries the column-by-column sum of each row makes: "0", "1", ..., str(D)."""
+        a = src[:, : self.digits] - self.zero  # (n, D) digits, most significant first
+        b = src[:, self.digits + 1:] - self.zero  # (n, D)
+        carry = torch.zeros(src.shape[0], dtype=torch.long)  # (n,)
+        count = torch.zeros(src.shape[0], dtype=torch.long)  # (n,)
+        for column in range(self.digits - 1, -1, -1):
+            carry = (a[:, column] + b[:, column] + carry >= 10).long()  # (n,)
+            count += carry
+        return [str(k) for k in count.tolist()]
+
     def answer(self, source):
         a, b = "".join(source).split("+")
         return list(str(int(a) + int(b)).zfill(self.out_digits))  # may be D + 1 digits in half range
@@ -469,6 +484,11 @@ class ParserTask(Task):
         assign = torch.full((src.shape[0],), self.tgt_vocab.index["ASSIGN"])
         v, a, op, b = (self.to_target[core[:, i]] for i in (0, 2, 3, 4))  # (n,) each
         return torch.stack([assign, v, op, a, b], dim=1)  # (n, 5): ASSIGN v OP a b
+
+    def categories(self, src):
+        """The operator of each row: "ADD", "SUB", "MUL" or "DIV"."""
+        op = (src[:, ::2] if self.spaces else src)[:, 3]  # (n,) source ids of the operator
+        return self.tgt_vocab.decode(self.to_target[op].tolist())
 
     def parse(self, text):
         compact = "".join(text.split())

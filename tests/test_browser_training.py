@@ -1,0 +1,171 @@
+"""The training page in a real browser: sessions that train at the same time stay apart, and leaving the page
+or switching the language mid-training loses nothing.
+
+Training is deterministic for a seed (no dropout in the fast presets), so each session's final held-out
+accuracy must equal that of the same run trained here in-process: any leak between sessions, or a lost or
+repeated chunk, would change it. Needs Debian's Chromium, like tests/test_browser.py.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from core.train import PRESETS, Trainer, evaluate
+from scripts.browser import CHROMIUM, launch_chromium, page_errors, running_app, wait_for_app
+from ui.training import EVAL_EXAMPLES, EVAL_SEED
+
+pytestmark = pytest.mark.browser
+REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
+URL_PATH = "/train-a-transformer"
+TRAINING_BUDGET_SECONDS = 240  # a fast preset finishes in well under a minute even with two sessions at once
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        return f"playwright is not importable ({error})"
+    return None
+
+
+MISSING = _missing()
+if MISSING and not REQUIRED:
+    pytest.skip(MISSING, allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if MISSING:
+        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
+    with running_app(tmp_path_factory.mktemp("streamlit-training")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(app):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return context, page
+
+
+def open_training(page, app, task: str | None = None) -> None:
+    """Enter through "/" and the sidebar link: a fresh server's first deep link shows Streamlit's "page not
+    found" dialog over the right page (streamlit/streamlit#9992), which would make the page inert."""
+    page.goto(app.url + "/", wait_until="domcontentloaded")
+    wait_for_app(page)
+    nav_link(page).click()
+    page.get_by_role("heading", level=1, name=re.compile("Train a small Transformer")).wait_for()
+    wait_for_app(page)
+    if task:
+        page.get_by_role("combobox", name="Task").click()
+        page.get_by_role("option", name=task, exact=True).click()
+        wait_for_app(page)
+
+
+def nav_link(page):
+    return page.locator(f'[data-testid="stSidebarNavLink"][href$="{URL_PATH}"]')
+
+
+def progress(page) -> tuple[int, int]:
+    """(step, steps) from the progress bar's text, in either language ("Step 12 of 400", "Paso 12 de 400")."""
+    text = page.locator('[data-testid="stProgress"]').first.inner_text(timeout=30_000)
+    step, steps = re.search(r"(\d+)\D+(\d+)", text).groups()
+    return int(step), int(steps)
+
+
+def wait_until(condition, what: str, timeout: float = TRAINING_BUDGET_SECONDS):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise TimeoutError(f"{what} after {timeout:.0f} s")
+
+
+def finished(page) -> bool:
+    step, steps = progress(page)
+    return step == steps
+
+
+def greedy_metric(page) -> str:
+    """The "Greedy exact match" metric's value as shown (e.g. "97.5%")."""
+    metric = page.locator('[data-testid="stMetric"]').filter(
+        has_text=re.compile("Greedy exact match|Coincidencia exacta voraz"))
+    return metric.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def reference_accuracy(task: str) -> str:
+    """The same run, trained here in one go with the page's defaults (seed 0), formatted as the page does."""
+    preset = PRESETS[task]["fast"].train
+    trainer = Trainer.from_preset(task, "fast", seed=0, warmup=min(preset.warmup, preset.steps // 4))
+    for _ in trainer.steps():
+        pass
+    return f"{evaluate(trainer.model, trainer.task, n=EVAL_EXAMPLES, seed=EVAL_SEED).exact_match:.1%}"
+
+
+def test_two_sessions_training_at_once_do_not_affect_each_other(app, browser):
+    (context_a, parser_page), (context_b, copy_page) = new_page(browser), new_page(browser)
+    try:
+        open_training(parser_page, app, task="parser")
+        open_training(copy_page, app)
+        for page in (parser_page, copy_page):
+            page.get_by_role("button", name="Start").click()
+        wait_until(lambda: progress(parser_page)[0] > 0 and progress(copy_page)[0] > 0, "both sessions started")
+        assert progress(parser_page)[1] == PRESETS["parser"]["fast"].train.steps
+        assert progress(copy_page)[1] == PRESETS["copy"]["fast"].train.steps
+        wait_until(lambda: finished(parser_page) and finished(copy_page), "both runs finished")
+        for page in (parser_page, copy_page):
+            wait_for_app(page)
+            assert page_errors(page) == []
+        assert greedy_metric(parser_page) == reference_accuracy("parser")
+        assert greedy_metric(copy_page) == reference_accuracy("copy")
+        parser_input = parser_page.get_by_role("textbox", name="Your input").input_value()
+        copy_input = copy_page.get_by_role("textbox", name="Your input").input_value()
+        assert re.fullmatch(r"[xyz]=\d[-+*/]\d", parser_input), parser_input
+        assert re.fullmatch(r"\d+( \d+){19}", copy_input), copy_input
+    finally:
+        context_a.close()
+        context_b.close()
+    assert "Traceback" not in app.log_path.read_text(errors="replace")
+
+
+def test_page_switch_and_language_change_mid_training_lose_nothing(app, browser):
+    context, page = new_page(browser)
+    try:
+        open_training(page, app)
+        page.get_by_role("button", name="Start").click()
+        before = wait_until(lambda: progress(page)[0] >= 20 and progress(page)[0], "20 steps")
+        page.locator('[data-testid="stSidebarNavLink"]').first.click()  # lesson 1
+        page.get_by_role("heading", level=1).first.wait_for()
+        wait_for_app(page)
+        assert page.locator('[data-testid="stProgress"]').count() == 0
+        nav_link(page).click()
+        resumed = wait_until(lambda: progress(page)[0] > before and progress(page)[0], "training resumed")
+        assert resumed > before
+        page.get_by_text("Español", exact=True).click()
+        page.get_by_role("heading", name="Entrena un Transformer pequeño y ábrelo por dentro").wait_for()
+        wait_until(lambda: "Paso" in page.locator('[data-testid="stProgress"]').first.inner_text(), "Spanish")
+        assert progress(page)[0] >= resumed
+        wait_until(lambda: finished(page), "the run finished")
+        wait_for_app(page)
+        assert page_errors(page) == []
+        assert greedy_metric(page) == reference_accuracy("copy")
+    finally:
+        context.close()

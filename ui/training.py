@@ -1,0 +1,135 @@
+"""A training run that lives in one learner's session and advances a chunk at a time (lesson 9).
+
+`Run` wraps `core.train.Trainer` with what the training page shows: greedy and teacher-forced exact match
+on held-out examples every `eval_every` steps, and snapshots of every attention map on one fixed probe
+example taken at those moments (the learner scrubs through them). It holds no Streamlit objects: the page
+keeps it in ``st.session_state[ui.models.RUN_KEY]`` and calls `advance` once per fragment run.
+"""
+from __future__ import annotations
+
+import io
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from core.checkpoints import Checkpoint
+from core.trace import run_with_trace
+from core.train import TrainConfig, Trainer, evaluate
+
+CHUNK_SECONDS = 0.25  # training time per fragment run: a click waits at most this long
+EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out examples behind the live accuracy curves
+MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
+KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder masked self-attention, cross-attention
+HOOKS = {"encoder": "encoder.layers.{i}.self_attn.hook_weights", "decoder": "decoder.layers.{i}.self_attn.hook_weights",
+         "cross": "decoder.layers.{i}.cross_attn.hook_weights"}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    step: int
+    exact_match: float  # greedy decoding, whole sequence right
+    teacher_forced_exact_match: float
+    token_accuracy: float  # greedy
+    seconds: float  # evaluation time (not counted as training time)
+
+
+@torch.no_grad()
+def attention_maps(model: torch.nn.Module, src: torch.Tensor, tgt_in: torch.Tensor) -> dict[str, np.ndarray]:
+    """Every attention map of one example: {kind: (layers, heads, n_query, n_key)} as float32 numpy."""
+    was_training = model.training
+    model.eval()
+    _, cache = run_with_trace(model, src, tgt_in)
+    model.train(was_training)
+    layers = len(model.encoder.layers)
+    return {kind: torch.stack([cache[HOOKS[kind].format(i=i)][0] for i in range(layers)]).float().cpu().numpy()
+            for kind in KINDS}  # (layers, h, n_q, n_k) each
+
+
+@dataclass
+class Run:
+    """One learner's run: the trainer, its evaluations and attention snapshots, and whether it is running."""
+    task_name: str
+    trainer: Trainer
+    pretrained: bool = False
+    running: bool = False
+    evaluations: list[Evaluation] = field(default_factory=list)
+    snapshots: list[tuple[int, dict[str, np.ndarray]]] = field(default_factory=list)  # (step, attention_maps)
+    eval_seconds: float = 0.0
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)  # tells runs apart (caches keyed on a run)
+
+    @classmethod
+    def new(cls, task_name: str, preset: str, device: str, task_options: dict, model_changes: dict,
+            **train_changes) -> Run:
+        trainer = Trainer.from_preset(task_name, preset, device, task_options, model_changes, **train_changes)
+        run = cls(task_name, trainer)
+        run.evaluate_now()  # step 0: the untrained model, and a uniform-ish first snapshot
+        return run
+
+    @classmethod
+    def from_checkpoint(cls, task_name: str, checkpoint: Checkpoint, device: str) -> Run:
+        """A run holding a private copy of a shipped model (trained elsewhere; nothing left to train)."""
+        trained = checkpoint.metrics.get("train_config", {})
+        steps = int(checkpoint.metrics.get("steps", 1))
+        cfg = TrainConfig(**{k: tuple(v) if k == "betas" else v for k, v in trained.items()}) if trained else \
+            TrainConfig(steps=steps)
+        trainer = Trainer(checkpoint.task, checkpoint.config, cfg, device)
+        trainer.model.load_state_dict(checkpoint.model.state_dict())
+        trainer.step, trainer.elapsed = cfg.steps, float(checkpoint.metrics.get("train_seconds", 0.0))
+        run = cls(task_name, trainer, pretrained=True)
+        run.evaluate_now()
+        return run
+
+    @property
+    def eval_every(self) -> int:
+        return max(5, -(-self.trainer.train_cfg.steps // MAX_EVALUATIONS))
+
+    @property
+    def probe(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fixed example whose attention is snapshotted: (src (1, n_src), tgt_in (1, n_tgt)), held out."""
+        task = self.trainer.task
+        split = "heldout" if task.holdout > 0 else "fresh"
+        batch = task.batch(1, torch.Generator().manual_seed(EVAL_SEED), split)
+        return batch.src.to(self.trainer.device), batch.tgt_in.to(self.trainer.device)
+
+    def evaluate_now(self) -> Evaluation:
+        start = time.perf_counter()
+        result = evaluate(self.trainer.model, self.trainer.task, n=EVAL_EXAMPLES, seed=EVAL_SEED)
+        self.snapshots.append((self.trainer.step, attention_maps(self.trainer.model, *self.probe)))
+        seconds = time.perf_counter() - start
+        self.eval_seconds += seconds
+        found = Evaluation(self.trainer.step, result.exact_match, result.teacher_forced_exact_match,
+                           result.token_accuracy, seconds)
+        self.evaluations.append(found)
+        return found
+
+    def advance(self, seconds: float = CHUNK_SECONDS) -> int:
+        """Train for about `seconds`, then evaluate if `eval_every` steps have passed since the last evaluation
+        (or the schedule is over). Returns the steps taken; stops the run at the end of the schedule."""
+        taken = sum(1 for _ in self.trainer.steps(seconds=seconds))
+        last = self.evaluations[-1].step if self.evaluations else -1
+        if self.trainer.step > last and (self.trainer.step - last >= self.eval_every or self.trainer.done):
+            self.evaluate_now()
+        if self.trainer.done:
+            self.running = False
+        return taken
+
+    def history_frame(self) -> pd.DataFrame:
+        """One row per step (loss, teacher-forced token accuracy, learning rate, seconds) with the evaluations."""
+        steps = pd.DataFrame([vars(r) for r in self.trainer.history],
+                             columns=["step", "loss", "accuracy", "lr", "seconds", "elapsed"])
+        evals = pd.DataFrame([vars(e) for e in self.evaluations]).drop(columns="seconds", errors="ignore")
+        if evals.empty:
+            return steps
+        return steps.merge(evals, on="step", how="outer").sort_values("step").reset_index(drop=True)
+
+    def checkpoint_bytes(self) -> bytes:
+        last = self.evaluations[-1] if self.evaluations else None
+        metrics = {"heldout_exact_match": last.exact_match, "heldout_examples": EVAL_EXAMPLES} if last else {}
+        buffer = io.BytesIO()
+        torch.save(self.trainer.checkpoint(metrics), buffer)
+        return buffer.getvalue()
+
