@@ -1,0 +1,334 @@
+"""Lesson 10: decoding strategies (CURRICULUM.md, lesson 10).
+
+Part 1: a hand-editable next-token distribution through core.sampling's filters (temperature, top-k, top-p)
+and seeded draws. Part 2: a trained model (ui.models) decodes the learner's input step by step, greedily and
+by sampling (core.sampling.decode_steps) and with beam search (core.decoding.beam_search, its search tree drawn).
+"""
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+from core.decoding import beam_search, next_token_logits
+from core.sampling import apply_temperature, decode_steps, filter_logits, sample, top_k_filter, top_p_filter
+from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
+from ui import charts, models, panels, state
+from ui.i18n import md_escape, t
+
+TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
+MAX_TOY, BOUND = 12, 50.0
+DRAWS = (20, 100, 1000, 10000)
+N_SAMPLES, MAX_WIDTH, MAX_DRAWN_STEPS, PRUNED_SHOWN = 20, 8, 6, 3
+STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "dec.beam"}
+INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
+                "too_short": "dec.err_too_short", "bad_format": "dec.err_bad_format"}
+TOY_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample)
+
+
+def toy_table() -> pd.DataFrame:
+    return pd.DataFrame({"token": t("dec.toy_words").split(","), "logit": list(TOY_LOGITS)})
+
+
+def reset_toy() -> None:
+    ss["dec_temp"], ss["dec_top_k"], ss["dec_top_p"], ss["dec_draws"] = 1.0, 3, 0.9, DRAWS[0]
+    panels.reset_editor("dec_toy", toy_table())
+
+
+def move_step(delta: int, n_steps: int) -> None:
+    ss["dec_step"] = min(max(1, ss["dec_step"] + delta), n_steps)
+
+
+def softmax(z: torch.Tensor) -> np.ndarray:
+    return torch.softmax(z, dim=-1).double().cpu().numpy()
+
+
+def word_list(labels: list[str], mask: np.ndarray) -> str:
+    return ", ".join(f"**{md_escape(w)}**" for w, keep in zip(labels, mask) if keep)
+
+
+def table(df: pd.DataFrame, key: str) -> None:
+    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns if df[c].dtype.kind == "f"}
+    st.dataframe(df, column_config=config, width="content", key=key)
+
+
+def bars(col, values, labels, title, **kw) -> None:
+    with col:
+        st.markdown(f"##### {title}")
+        kw = {"value_title": t("dec.probability"), "ghost_title": t("dec.before")} | kw
+        st.altair_chart(charts.distribution_bars(values, labels, removed_text=t("dec.removed"),
+                                                 marked_text=t("dec.chosen"), **kw), width="content")
+
+
+def input_problem(error: TaskInputError, task) -> str:
+    return t(INPUT_ERRORS.get(error.code, "dec.err_bad_format"), part=md_escape(error.part), limit=error.limit,
+             symbols=md_escape(" ".join(task.src_vocab.symbols)), example=md_escape(task.examples(1)[0][0]))
+
+
+def log_prob(trace) -> float:
+    """Sum of the model's log-probabilities of the tokens a one-row trace chose."""
+    picked = trace.before[0].gather(-1, trace.tokens[0][:, None])  # (k, 1)
+    return float(picked.log().sum())
+
+
+def beam_paths(beam) -> list[dict[int, list[int]]]:
+    """For every step, {candidate index: its tokens} of the kept candidates (the prefixes that go on)."""
+    paths, previous = [], {-1: []}
+    for step in beam.steps:
+        kept = {i: previous[int(step.parent[i])] + [int(step.token[i])] for i in range(int(step.kept.sum()))}
+        paths.append(kept)
+        previous = kept
+    return paths
+
+
+def quote(text: str) -> str:
+    """Text made safe inside a quoted graphviz label."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
+    """The search tree of steps lo..upto (at most MAX_DRAWN_STEPS): kept candidates and the best pruned ones."""
+    lo, paths = max(1, upto - MAX_DRAWN_STEPS + 1), beam_paths(beam)
+    out = [('digraph { rankdir=LR; bgcolor="transparent"; nodesep=0.06; ranksep=0.3; edge [arrowsize=0.5]; '
+            'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, margin="0.05,0.02"];')]
+    if lo == 1:
+        out.append('"r" [label="<bos>", fillcolor="white"];')
+    for i, path in (paths[lo - 2].items() if lo > 1 else []):
+        if path[-1] != EOS_ID:
+            tail = quote(" ".join(names[x] for x in path[-3:]))
+            out.append(f'"n{lo - 1}_{i}" [label="… {tail}", fillcolor="white"];')
+    for s in range(lo, upto + 1):
+        step, kept = beam.steps[s - 1], paths[s - 1]
+        for i in range(min(len(step.token), len(kept) + PRUNED_SHOWN)):
+            parent, token = int(step.parent[i]), int(step.token[i])
+            on_best = i in kept and kept[i] == best[:s]
+            look = ('fillcolor="#009E7355", peripheries=2' if i in kept and token == EOS_ID else
+                    'fillcolor="#56B4E966"' if i in kept else
+                    'fillcolor="white", style="rounded,dashed", fontcolor="#6E6E6E", color="#9E9E9E"')
+            pen = f', penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else ""
+            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{float(step.log_prob[i]):.2f}", {look}{pen}];')
+            source = "r" if parent == -1 else f"n{s - 1}_{parent}"
+            edge = f'penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else (
+                'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
+            out.append(f'"{source}" -> "n{s}_{i}" [{edge}];')
+    return "\n".join(out + ["}"])
+
+
+settings = state.settings()
+ss = st.session_state
+lang = settings.lang
+for name, value in (("dec_temp", 1.0), ("dec_top_k", 3), ("dec_top_p", 0.9), ("dec_draws", DRAWS[0]),
+                    ("dec_m_temp", 1.0), ("dec_m_top_p", 1.0), ("dec_m_seed", settings.seed), ("dec_width", 3),
+                    ("dec_alpha", 0.0), ("dec_view", "greedy"), ("dec_step", 1)):
+    ss.setdefault(name, value)
+
+st.title(t("dec.title"))
+st.markdown(t("dec.intro"))
+st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}} \qquad S_k = \operatorname{top}_k(p) \qquad "
+         r"S_p = \underset{S:\ \sum_{i \in S} p_i \,\ge\, p}{\arg\min} |S| \qquad "
+         r"\tilde{p}_i = \begin{cases} p_i / \sum_{j \in S} p_j & i \in S \\ 0 & i \notin S \end{cases}")
+st.markdown(t("dec.equations"))
+
+# ---- part 1: a toy distribution ------------------------------------------------------------------------
+st.subheader(t("dec.toy_header"))
+st.markdown(t("dec.toy_text"))
+editor_col, controls_col = st.columns([2, 3], gap="large")
+with editor_col:
+    edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
+                                  label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
+                                  max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
+    st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
+labels, V = edited.labels, len(edited.labels)
+ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
+with controls_col:
+    st.slider(t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"), **state.bind("dec_temp"))
+    st.slider(t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), **state.bind("dec_top_k", identity=(V,)))
+    st.slider(t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), **state.bind("dec_top_p"))
+    st.select_slider(t("dec.draws"), DRAWS, help=t("dec.draws_help"), **state.bind("dec_draws"))
+    st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
+if edited.problems:
+    panels.problems_box(edited.problems)
+
+T, k, p, n_draws = float(ss["dec_temp"]), int(ss["dec_top_k"]), float(ss["dec_top_p"]), int(ss["dec_draws"])
+z = torch.tensor(edited.values[:, 0], dtype=torch.float64)  # (V,)
+zT = apply_temperature(z, T)  # (V,)
+Z = {"model": z, "temp": zT, "topk": top_k_filter(zT, k), "topp": top_p_filter(zT, p),
+     "all": filter_logits(z, T, k if k < V else None, p)}  # each (V,), -inf where removed
+P = {name: softmax(v) for name, v in Z.items()}
+kept = {name: np.isfinite(v.numpy()) for name, v in Z.items()}
+draws = sample(Z["all"], torch.Generator().manual_seed(settings.seed), n_draws)  # (n_draws,)
+counts = torch.bincount(draws, minlength=V).numpy()  # (V,)
+
+left, right = st.columns(2, gap="large")
+bars(left, P["model"], labels, t("dec.chart_model"), marked=int(z.argmax()), color=charts.PALETTE["input"])
+bars(right, P["temp"], labels, t("dec.chart_temp", T=f"{T:g}"), ghost=P["model"])
+cols = st.columns(3, gap="medium")
+bars(cols[0], P["topk"], labels, t("dec.chart_topk", k=k), ghost=P["temp"], kept=kept["topk"])
+bars(cols[1], P["topp"], labels, t("dec.chart_topp", p=f"{p:g}"), ghost=P["temp"], kept=kept["topp"])
+bars(cols[2], P["all"], labels, t("dec.chart_all"), ghost=P["temp"], kept=kept["all"],
+     color=charts.PALETTE["output"])
+st.caption(t("dec.bars_caption"))
+st.markdown(t("dec.toy_summary", greedy=md_escape(labels[int(z.argmax())]), k=k, topk=word_list(labels, kept["topk"]),
+              p=f"{p:g}", topp=word_list(labels, kept["topp"]), mass=f"{P['temp'][kept['topp']].sum():.4f}",
+              all=word_list(labels, kept["all"])))
+left, right = st.columns([3, 2], gap="large")
+bars(left, counts, labels, t("dec.chart_draws", n=n_draws, seed=settings.seed), ghost=n_draws * P["all"],
+     kept=kept["all"], domain=None, value_format=".0f", color=charts.PALETTE["value"],
+     value_title=t("dec.col_draws"), ghost_title=t("dec.col_expected"))
+with right:
+    st.markdown(t("dec.draws_text", n=n_draws))
+if settings.show_numbers:
+    table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {T:g}": P["temp"],
+                        f"top-k (k = {k})": P["topk"], f"top-p (p = {p:g})": P["topp"], t("dec.col_all"): P["all"],
+                        t("dec.col_draws"): counts, t("dec.col_expected"): n_draws * P["all"]},
+                       index=charts.unique_labels(labels)), "dec_toy_numbers")
+
+# ---- part 2: a trained model ---------------------------------------------------------------------------
+st.subheader(t("dec.model_header"))
+st.markdown(t("dec.model_text"))
+choices = {c.id: c for c in models.choices()}
+ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "shipped:addition")
+if ss["dec_model"] not in choices:
+    ss["dec_model"] = next(iter(choices))
+pick_col, text_col = st.columns(2, gap="large")
+with pick_col:
+    st.selectbox(t("dec.model"), list(choices), format_func=lambda cid, lang=lang: choices[cid].label(lang),
+                 **state.bind("dec_model", identity=tuple(choices)))
+choice = choices[ss["dec_model"]]
+task, model = choice.task, choice.model
+text_key = f"dec_text_{choice.source}_{choice.task_name}"
+ss.setdefault(text_key, task.examples(1)[0][0])
+with text_col:
+    text = st.text_input(t("dec.input"), help=t("dec.input_help", example=task.examples(1)[0][0]),
+                         **state.bind(text_key))
+try:
+    src = task.encode_source(text)  # (1, n_src)
+except TaskInputError as error:
+    st.warning(input_problem(error, task), icon=":material/edit_note:")
+    src = None
+
+if src is not None:
+    names = task.tgt_vocab.tokens
+    Vm = len(names)
+    if ss.get("dec_m_vocab") != Vm:  # a new vocabulary: top-k starts "off" (k = V)
+        ss["dec_m_vocab"], ss["dec_m_top_k"] = Vm, Vm
+    expected = task.format_target(task.answer(task.parse(text)))
+    st.markdown(t("dec.expected", source=md_escape(text), expected=md_escape(expected)))
+    g_col, s_col, b_col = st.columns(3, gap="large")
+    with g_col:
+        st.markdown(f"#### {t('dec.greedy')}")
+        st.caption(t("dec.greedy_caption"))
+    with s_col:
+        st.markdown(f"#### {t('dec.sampling')}")
+        st.slider(t("dec.temperature"), 0.1, 3.0, step=0.05, **state.bind("dec_m_temp"))
+        st.slider(t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"),
+                  **state.bind("dec_m_top_k", identity=(Vm,)))
+        st.slider(t("dec.top_p"), 0.05, 1.0, step=0.05, **state.bind("dec_m_top_p"))
+        st.number_input(t("dec.seed"), 0, 2**31 - 1, step=1, **state.bind("dec_m_seed"))
+    with b_col:
+        st.markdown(f"#### {t('dec.beam')}")
+        st.slider(t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), **state.bind("dec_width"))
+        st.slider(t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), **state.bind("dec_alpha"))
+    mT, mk, mp, seed = float(ss["dec_m_temp"]), int(ss["dec_m_top_k"]), float(ss["dec_m_top_p"]), int(ss["dec_m_seed"])
+    strategy = {"temperature": mT, "top_k": mk if mk < Vm else None, "top_p": mp}
+    src = src.to(next(model.parameters()).device)
+    steps, was_training = task.max_tgt_len + 1, model.training
+    model.eval()  # shipped models already are; a model being trained here gets its mode back below
+    try:
+        greedy = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, greedy=True)
+        sampled = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                               generator=torch.Generator().manual_seed(seed))
+        many = decode_steps(model, src.expand(N_SAMPLES, -1), steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                            generator=torch.Generator().manual_seed(seed))
+        beam = beam_search(model, src, int(ss["dec_width"]), steps, BOS_ID, EOS_ID, float(ss["dec_alpha"]))
+    finally:
+        model.train(was_training)
+    best = beam.hypotheses[0]
+    outputs = {"greedy": (greedy.tokens[0].tolist(), log_prob(greedy)),
+               "sampling": (sampled.tokens[0].tolist(), log_prob(sampled)), "beam": (best.tokens, best.log_prob)}
+
+    st.markdown(f"#### {t('dec.compare_header')}")
+    answer = {s: task.decode_target(ids) for s, (ids, _) in outputs.items()}
+    table(pd.DataFrame({t("dec.col_output"): list(answer.values()),
+                        t("dec.col_right"): ["✓" if a == expected else "✗" for a in answer.values()],
+                        t("dec.col_logp"): [lp for _, lp in outputs.values()],
+                        t("dec.col_tokens"): [len(ids) for ids, _ in outputs.values()]},
+                       index=[t(STRATEGY_NAMES[s]) for s in outputs]), "dec_compare")
+    with torch.no_grad():
+        kept_probs = torch.softmax(filter_logits(greedy.logits[0], **strategy), -1)  # (k, V)
+        path_probs = kept_probs.gather(-1, greedy.tokens[0][:, None])  # (k, 1)
+    gain = best.log_prob - outputs["greedy"][1]
+    sampled_texts = Counter(task.decode_target(row) for row in many.tokens.tolist())
+    top_p_model = greedy.before[0].max(dim=-1).values  # (k,)
+    st.markdown(t("dec.compare_text", mean=f"{float(top_p_model.mean()):.4f}", low=f"{float(top_p_model.min()):.4f}",
+                  k=greedy.tokens.shape[1], same=f"{float(path_probs.prod()):.4f}", n=N_SAMPLES,
+                  right=sampled_texts[expected], distinct=len(sampled_texts), seed=seed,
+                  beam_gain=f"{gain if abs(gain) >= 5e-5 else 0.0:.4f}"))
+    if settings.show_numbers:
+        table(pd.DataFrame({t("dec.col_output"): list(sampled_texts),
+                            t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
+
+    st.markdown(f"#### {t('dec.steps_header')}")
+    st.radio(t("dec.view"), list(STRATEGY_NAMES), format_func=lambda s, lang=lang: t(STRATEGY_NAMES[s], lang),
+             horizontal=True, **state.bind("dec_view"))
+    view = ss["dec_view"]
+    n_steps = len(beam.steps) if view == "beam" else int(greedy.tokens.shape[1] if view == "greedy"
+                                                          else sampled.tokens.shape[1])
+    ss["dec_step"] = min(max(1, int(ss["dec_step"])), n_steps)
+    back, slider_col, forward = st.columns([2, 5, 2], vertical_alignment="bottom")
+    back.button(t("dec.previous"), on_click=move_step, args=(-1, n_steps), icon=":material/chevron_left:",
+                key="dec_previous")
+    forward.button(t("dec.next"), on_click=move_step, args=(1, n_steps), icon=":material/chevron_right:",
+                   key="dec_next")
+    with slider_col:
+        if n_steps > 1:
+            st.slider(t("dec.step"), 1, n_steps, step=1, **state.bind("dec_step", identity=(view, n_steps)))
+        else:
+            st.caption(t("dec.one_step"))
+    s = int(ss["dec_step"])
+    if view != "beam":
+        trace = greedy if view == "greedy" else sampled
+        ids = trace.tokens[0].tolist()
+        chosen = ids[s - 1]
+        st.markdown(t("dec.decoder_input", step=s, tokens=" ".join(f"`{names[i]}`" for i in [BOS_ID, *ids[:s - 1]])))
+        before, after = trace.before[0, s - 1].double().cpu().numpy(), trace.after[0, s - 1].double().cpu().numpy()
+        left, right = st.columns(2, gap="large")
+        bars(left, before, names, t("dec.chart_step_model"), marked=chosen, color=charts.PALETTE["input"])
+        bars(right, after, names, t("dec.chart_step_after", strategy=t(STRATEGY_NAMES[view])), marked=chosen,
+             ghost=before, kept=after > 0, color=charts.PALETTE["output"])
+        st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=f"{before[chosen]:.4f}",
+                      p_after=f"{after[chosen]:.4f}", rank=int((before > before[chosen]).sum()) + 1))
+        if settings.show_numbers:
+            table(pd.DataFrame({t("dec.logit"): trace.logits[0, s - 1].double().cpu().numpy(), "softmax(z)": before,
+                                t("dec.col_after"): after}, index=names), "dec_step_numbers")
+    else:
+        step, paths = beam.steps[s - 1], beam_paths(beam)
+        room = int(step.kept.sum())
+        st.markdown(t("dec.beam_step", step=s, alive=len(step.token) // Vm, V=Vm, m=len(step.token), kept=room))
+        st.graphviz_chart(tree_dot(beam, names, s, best.tokens), width="content")
+        st.caption(t("dec.tree_caption", lo=max(1, s - MAX_DRAWN_STEPS + 1), hi=s, cap=MAX_DRAWN_STEPS,
+                     pruned=PRUNED_SHOWN, m=len(step.token)))
+        shown = len(step.token) if settings.show_numbers else min(len(step.token), room + PRUNED_SHOWN)
+        parents = [paths[s - 2][int(step.parent[i])] if s > 1 else [] for i in range(shown)]
+        status = [t("dec.finished") if i < room and int(step.token[i]) == EOS_ID else
+                  t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
+        table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
+                            t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
+                            t("dec.col_logp"): step.log_prob[:shown].double().numpy(),
+                            t("dec.col_status"): status}), "dec_candidates")
+        st.markdown(f"##### {t('dec.final_header')}")
+        table(pd.DataFrame({t("dec.col_output"): [task.decode_target(h.tokens) for h in beam.hypotheses],
+                            t("dec.col_tokens_list"): [" ".join(names[x] for x in h.tokens) for h in beam.hypotheses],
+                            t("dec.col_finished"): ["✓" if h.finished else "✗" for h in beam.hypotheses],
+                            t("dec.col_logp"): [h.log_prob for h in beam.hypotheses],
+                            t("dec.col_score"): [h.score for h in beam.hypotheses],
+                            t("dec.col_right"): ["✓" if task.decode_target(h.tokens) == expected else "✗"
+                                                 for h in beam.hypotheses]},
+                           index=range(1, len(beam.hypotheses) + 1)), "dec_final")
+    panels.show_code(*TOY_CODE, next_token_logits, decode_steps, beam_search)
+else:
+    panels.show_code(*TOY_CODE)
+
+st.subheader(t("dec.notice_header"))
+st.markdown(t("dec.notice_points"))

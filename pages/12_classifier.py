@@ -1,0 +1,271 @@
+"""Lesson 12: an encoder classifier and the depth experiment (CURRICULUM.md, lesson 12).
+
+Task core.classifier.RangeTask, model EncoderClassifier (core's Embeddings and Encoder, mean pooling, a linear
+head). Every run of the grid (depth N x pre-norm/post-norm) is a core.classifier.ClassifierRun kept in
+session_state under "clf_runs", keyed by everything that shapes its curves. While "clf_running" is set, a
+fragment reruns itself every RUN_EVERY s and advances the runs round-robin, one step each, for CHUNK_SECONDS;
+Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
+"""
+import time
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from core.classifier import (
+    CLASS_RANGES,
+    ClassifierConfig,
+    ClassifierRun,
+    EncoderClassifier,
+    RangeTask,
+    RunConfig,
+    finite,
+    first_epoch_at,
+    mean_pool,
+    parameter_formula,
+)
+from ui import charts, panels, state
+from ui.i18n import t
+
+DEPTHS = (1, 2, 3, 4, 6)
+NORMS = {"pre": "clf.norm_pre", "post": "clf.norm_post"}  # placement -> its name in the catalog
+LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+MAX_EPOCHS, MAX_STEPS, STEP_GRID, BATCH = 30, 200, 10, 64  # caps: at most 30 x 200 = 6,000 steps per run
+MAX_STORED = 20  # trained runs kept per session; the oldest one not on screen goes first
+CHUNK_SECONDS, RUN_EVERY = 0.25, 0.1
+LENGTH = RangeTask().length
+DEPTH_COLORS = {n: charts.CATEGORICAL[i] for i, n in enumerate(DEPTHS)}
+MEASURED = {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50}
+PRESETS = {"course": MEASURED | {"clf_minority": 0, "clf_lr": 1e-3},  # the settings "what to notice" quotes
+           "majority": MEASURED | {"clf_minority": 9, "clf_lr": 1e-3},
+           "fast_lr": MEASURED | {"clf_minority": 8, "clf_lr": 1e-2}}
+PRESET_NAMES = {"course": "clf.preset_course", "majority": "clf.preset_majority", "fast_lr": "clf.preset_fast_lr"}
+DEFAULTS = {"clf_depths": [1, 2, 4], "clf_norms": ["pre"], "clf_epochs": 10, "clf_steps": 50, "clf_lr": 1e-3,
+            "clf_minority": 0}
+
+
+def run_key(n: int, norm: str) -> tuple:
+    """Everything that shapes a run's curves (the epochs only say how far to go)."""
+    return n, norm, int(ss["clf_steps"]), float(ss["clf_lr"]), int(ss["clf_minority"]), settings.seed
+
+
+def new_run(key: tuple) -> ClassifierRun:
+    n, norm, steps, lr, minority, seed = key
+    return ClassifierRun(RangeTask(minority=minority), ClassifierConfig(n_layers=n, norm_first=norm == "pre"),
+                         RunConfig(epochs=MAX_EPOCHS, steps_per_epoch=steps, batch_size=BATCH, lr=lr, seed=seed))
+
+
+def ensure_runs(keys: list[tuple]) -> list[ClassifierRun]:
+    """The runs of `keys`, created when missing; beyond MAX_STORED the oldest other runs are dropped."""
+    runs = ss["clf_runs"]
+    for key in keys:
+        if key not in runs:
+            runs[key] = new_run(key)
+    for old in [k for k in runs if k not in keys][:max(0, len(runs) - MAX_STORED)]:
+        del runs[old]
+    return [runs[key] for key in keys]
+
+
+def advance(runs: list[ClassifierRun], epochs: int, seconds: float) -> None:
+    """Round-robin: one step of every unfinished run in turn until `seconds` have passed or all are done."""
+    start = time.perf_counter()
+    while True:
+        active = [run for run in runs if not run.done(epochs)]
+        for run in active:
+            run.train_step()
+        if not active or time.perf_counter() - start >= seconds:
+            return
+
+
+def start() -> None:
+    ss["clf_running"] = True
+
+
+def stop() -> None:
+    ss["clf_running"] = False
+
+
+def reset() -> None:
+    ss["clf_running"] = False
+    ss["clf_runs"] = {}
+
+
+def apply_preset(name: str) -> None:
+    for key, value in PRESETS[name].items():
+        ss[key] = list(value) if isinstance(value, list) else value
+
+
+def grouped(n: int) -> str:
+    """6,000 in English, 6 000 in Spanish (a non-breaking space groups the digits)."""
+    return f"{n:,}" if settings.lang == "en" else f"{n:,}".replace(",", "\u00a0")
+
+
+def label(key: tuple) -> str:
+    return t("clf.run_label", n=key[0], norm=t(NORMS[key[1]]))
+
+
+def example_sequences(minority: int, seed: int) -> list[tuple[int, str]]:
+    """One sequence of each class as text, the tokens from the other class's range in bold."""
+    tokens, labels = RangeTask(minority=minority).sample(64, torch.Generator().manual_seed(seed))  # both classes
+    shown = []
+    for c in range(len(CLASS_RANGES)):
+        row = tokens[int((labels == c).nonzero()[0])].tolist()
+        lo, hi = CLASS_RANGES[c]
+        shown.append((c, " ".join(str(v) if lo <= v <= hi else f"**{v}**" for v in row)))
+    return shown
+
+
+def summary_table(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> pd.DataFrame:
+    rows = []
+    for key, run in zip(keys, runs):
+        history = run.history[:epochs]
+        if not history:
+            continue  # still in its first epoch: nothing to report yet
+        best = max(e.test_accuracy for e in history)
+        reached = first_epoch_at(history)
+        rows.append({t("clf.col_run"): label(key), t("clf.col_params"): run.n_parameters,
+                     t("clf.col_epochs"): len(history),
+                     t("clf.col_final"): history[-1].test_accuracy,
+                     t("clf.col_best"): best, t("clf.col_to_100"): str(reached) if reached else "—",
+                     t("clf.col_loss"): finite(history[-1].train_loss),
+                     t("clf.col_ms"): 1000 * run.elapsed / run.step})
+    return pd.DataFrame(rows)
+
+
+def curves(keys: list[tuple], runs: list[ClassifierRun], epochs: int, field: str) -> list[tuple]:
+    return [(f"N = {key[0]}", t(NORMS[key[1]]), [getattr(e, field) for e in run.history[:epochs]])
+            for key, run in zip(keys, runs)]
+
+
+def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
+    """The two charts, the table, the numbers and what these runs show."""
+    colors = {f"N = {n}": DEPTH_COLORS[n] for n in DEPTHS}
+    common = {"x_title": t("clf.epoch"), "color_title": t("clf.depth"), "dash_title": t("clf.placement"),
+              "colors": colors, "x_max": epochs, "width": 560}
+    st.altair_chart(charts.run_lines(curves(keys, runs, epochs, "test_accuracy"), y_title=t("clf.test_acc"),
+                                     y_domain=(0.0, 1.0), **common), width="content")
+    st.altair_chart(charts.run_lines(curves(keys, runs, epochs, "train_loss"), y_title=t("clf.train_loss"),
+                                     log_y=True, height=200, **common), width="content")
+    st.caption(t("clf.charts_caption", test=RangeTask().test_size))
+    table = summary_table(keys, runs, epochs)
+    formats = {t("clf.col_final"): "%.4f", t("clf.col_best"): "%.4f", t("clf.col_loss"): "%.4f",
+               t("clf.col_ms"): "%.1f", t("clf.col_params"): "localized"}
+    if len(table):
+        st.dataframe(table, hide_index=True, width="content", key="clf_table",
+                     column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in formats.items()})
+        st.caption(t("clf.table_caption"))
+    if settings.show_numbers:
+        for field, title in (("test_accuracy", "clf.test_acc"), ("train_loss", "clf.train_loss")):
+            frame = pd.DataFrame({label(k): pd.Series([finite(getattr(e, field)) for e in r.history[:epochs]],
+                                                      dtype=float) for k, r in zip(keys, runs)})
+            frame.index = range(1, len(frame) + 1)
+            st.markdown(f"##### {t(title)}")
+            st.dataframe(frame, width="content", key=f"clf_numbers_{field}",
+                         column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns})
+    trained = [(k, r.history[:epochs]) for k, r in zip(keys, runs) if r.history]
+    if trained:
+        reached = {k: first_epoch_at(h) for k, h in trained if first_epoch_at(h)}
+        first = min(reached.values(), default=None)
+        text = t("clf.observed_fastest", epoch=first, runs=", ".join(label(k) for k, e in reached.items()
+                                                                     if e == first)) if first else t("clf.observed_none")
+        chance = [label(k) for k, h in trained if h[-1].test_accuracy <= 0.55]
+        if chance:
+            text += " " + t("clf.observed_chance", runs=", ".join(chance))
+        st.markdown(t("clf.observed_header") + " " + text)
+
+
+def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
+    """One chunk of training when running, then the progress and the results."""
+    if ss["clf_running"]:
+        advance(ensure_runs(keys), epochs, CHUNK_SECONDS)
+        if all(ss["clf_runs"][k].done(epochs) for k in keys):
+            ss["clf_running"] = False
+    if ss["clf_running"] != was_running:
+        st.rerun()  # started or finished: redraw the buttons and start or stop the timer
+    runs = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
+    shown = [k for k in keys if k in ss["clf_runs"]]
+    target = len(keys) * epochs * int(ss["clf_steps"])
+    done = sum(min(r.step, epochs * r.run_cfg.steps_per_epoch) for r in runs)
+    st.progress(done / target, text=t("clf.progress", done=grouped(done), total=grouped(target), runs=len(keys)))
+    if not runs:
+        st.info(t("clf.no_runs"), icon=":material/info:")
+        return
+    if done == target:
+        st.success(t("clf.finished", epochs=epochs), icon=":material/check_circle:")
+        st.info(t("clf.cap_hit" if epochs == MAX_EPOCHS else "clf.more_epochs", cap=MAX_EPOCHS),
+                icon=":material/info:")
+    results(shown, runs, epochs)
+
+
+settings = state.settings()
+ss = st.session_state
+for name, value in DEFAULTS.items():
+    ss.setdefault(name, value)
+ss.setdefault("clf_runs", {})
+ss.setdefault("clf_running", False)
+
+st.title(t("clf.title"))
+st.markdown(t("clf.intro"))
+st.latex(r"h = \mathrm{Encoder}_N\big(\sqrt{d}\,E[x] + PE\big) \qquad \bar{h} = \frac{1}{|R|}\sum_{i \in R} h_i"
+         r"\qquad p(c \mid x) = \mathrm{softmax}(W \bar{h} + b)")
+st.markdown(t("clf.equation_text"))
+
+st.subheader(t("clf.task_header"))
+st.markdown(t("clf.task_text", length=LENGTH))
+st.slider(t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"), **state.bind("clf_minority"))
+minority = int(ss["clf_minority"])
+for c, text in example_sequences(minority, settings.seed):
+    st.markdown(t("clf.example", c=c, tokens=text))
+st.caption(t("clf.task_easy") if minority == 0 else
+           t("clf.task_hard", m=minority, majority=LENGTH - minority, length=LENGTH))
+
+st.subheader(t("clf.grid_header"))
+st.markdown(t("clf.grid_text"))
+left, right = st.columns(2, gap="large")
+with left:
+    st.multiselect(t("clf.depths"), DEPTHS, help=t("clf.depths_help"), **state.bind("clf_depths"))
+    st.multiselect(t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),  # language now:
+                   **state.bind("clf_norms"))  # Streamlit may call format functions outside the script run
+    st.select_slider(t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}", help=t("clf.lr_help"),
+                     **state.bind("clf_lr"))
+with right:
+    st.slider(t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), **state.bind("clf_epochs"))
+    st.slider(t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID, help=t("clf.steps_help", batch=BATCH),
+              **state.bind("clf_steps"))
+    st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS), batch=BATCH,
+                 stored=MAX_STORED))
+st.markdown(t("clf.presets"))
+preset_cols = st.columns(len(PRESETS))
+for col, name in zip(preset_cols, PRESETS):
+    col.button(t(PRESET_NAMES[name]), on_click=apply_preset, args=(name,), disabled=ss["clf_running"],
+               key=f"clf_preset_{name}", width="stretch")
+
+keys = [run_key(n, p) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])]
+epochs = int(ss["clf_epochs"])
+if not keys:
+    ss["clf_running"] = False
+    st.warning(t("clf.pick_one"), icon=":material/warning:")
+running = ss["clf_running"]
+stored = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
+all_done = len(stored) == len(keys) and all(r.done(epochs) for r in stored)
+buttons = st.columns([1, 1, 1, 3])
+buttons[0].button(t("clf.continue" if any(r.step for r in stored) else "clf.start"), on_click=start, type="primary",
+                  icon=":material/play_arrow:", disabled=running or not keys or all_done, key="clf_start")
+buttons[1].button(t("clf.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="clf_stop")
+buttons[2].button(t("clf.reset"), on_click=reset, icon=":material/restart_alt:",
+                  disabled=running or not ss["clf_runs"], help=t("clf.reset_help"), key="clf_reset")
+if keys:
+    st.fragment(live, run_every=RUN_EVERY if running else None)(keys, epochs, running)
+
+st.subheader(t("clf.params_header"))
+parts = parameter_formula(ClassifierConfig())
+tex = {name: f"{value:,}".replace(",", "{,}") for name, value in parts.items()}  # 12{,}704: a TeX thousands comma
+st.latex(rf"P(N) = \underbrace{{V d}}_{{{tex['embeddings']}}} + N\,\underbrace{{\big[4(d^2 + d) + 2 d\,d_{{ff}}"
+         rf" + d_{{ff}} + d + 4d\big]}}_{{{tex['layers']}}} + \underbrace{{2d}}_{{{tex['final_norm']}}}"
+         rf" + \underbrace{{2d + 2}}_{{{tex['head']}}}")
+st.markdown(t("clf.params_text"))
+
+panels.show_code(RangeTask.sample, EncoderClassifier.forward, mean_pool, ClassifierRun.train_step, advance)
+
+st.subheader(t("clf.notice_header"))
+st.markdown(t("clf.notice_points"))
