@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS = ("encoder-decoder", "decoder-only")
+KINDS = ("encoder-decoder", "decoder-only", "encoder-only")
 POSITIONAL = ("sinusoidal", "learned", "rotary", "none")
 ACTIVATIONS = ("relu", "gelu")
 
@@ -26,6 +26,10 @@ class ModelConfig:
     bias: bool = True  # bias on the Q, K, V and output projections
     kind: str = "encoder-decoder"
     pad_id: int | None = None  # token id whose keys are masked out
+    # BERT-style embeddings (core.pretrained): defaults keep the paper's sqrt(d_model) * embed + PE.
+    type_vocab: int = 0  # token-type (segment A/B) embeddings added to the input; 0 = none
+    embed_scale: bool = True  # multiply token embeddings by sqrt(d_model) (the paper); BERT does not
+    embed_norm: bool = False  # a LayerNorm on the summed embeddings (BERT)
 
     def __post_init__(self):
         problems = []
@@ -39,6 +43,8 @@ class ModelConfig:
             problems.append(f"activation must be one of {ACTIVATIONS}")
         if not 0.0 <= self.dropout < 1.0:
             problems.append("dropout must be in [0, 1)")
+        if self.type_vocab < 0:
+            problems.append("type_vocab must be >= 0")
         if min(self.src_vocab, self.tgt_vocab, self.n_layers, self.d_ff, self.max_len) < 1:
             problems.append("vocabulary sizes, n_layers, d_ff and max_len must be positive")
         if problems:

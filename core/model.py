@@ -1,4 +1,5 @@
-"""Assembled models: the encoder-decoder Transformer and the decoder-only (GPT-style) variant.
+"""Assembled models: the encoder-decoder Transformer, the decoder-only (GPT-style) and the encoder-only
+(BERT-style) variants.
 
 Transformer(X, Y) = Generator(Decoder(Encoder(X), Y)): the encoder reads the source once; the
 decoder's cross-attention takes its queries from the target side and its keys and values from the
@@ -16,6 +17,7 @@ from .config import ModelConfig
 from .hooks import HookPoint
 from .layers import Decoder, Encoder
 from .masks import decoder_mask, padding_mask
+from .norm import LayerNorm
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 
 POSITIONAL_TABLE = {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEncoding}
@@ -24,25 +26,42 @@ POSITIONAL_TABLE = {"sinusoidal": SinusoidalPositionalEncoding, "learned": Learn
 class Embeddings(nn.Module):
     """dropout(sqrt(d_model) * embed(tokens) + PE): tokens (..., n) -> (..., n, d_model).
 
-    Rotary and "none" add nothing here (rotary acts inside attention). Hook points: hook_embed (the
-    scaled token embedding), hook_out (after the positional encoding and dropout).
+    Rotary and "none" add nothing here (rotary acts inside attention). BERT-style options (all off by
+    default): `scale=False` drops the sqrt(d_model) factor, `type_vocab > 0` adds a token-type (segment)
+    embedding, `norm_style` adds a LayerNorm on the sum (before dropout):
+    dropout(LayerNorm(embed(tokens) + PE + type_embed(token_types))).
+    Hook points: hook_embed (the (scaled) token embedding), hook_out (after positions, types, norm, dropout).
     """
 
     def __init__(self, vocab: int, d_model: int, max_len: int = 512, positional: str = "sinusoidal",
-                 dropout: float = 0.1):
+                 dropout: float = 0.1, *, scale: bool = True, type_vocab: int = 0, norm_style: str | None = None,
+                 norm_eps: float | None = None):
         super().__init__()
         self.embed = nn.Embedding(vocab, d_model)
         self.positional = POSITIONAL_TABLE[positional](d_model, max_len) if positional in POSITIONAL_TABLE else None
-        self.max_len, self.scale = max_len, math.sqrt(d_model)
+        self.token_type = nn.Embedding(type_vocab, d_model) if type_vocab else None
+        self.norm = LayerNorm(d_model, norm_style, norm_eps) if norm_style else None
+        self.max_len, self.scale = max_len, math.sqrt(d_model) if scale else 1.0
         self.dropout = nn.Dropout(dropout)
         self.hook_embed, self.hook_out = HookPoint(), HookPoint()
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    @classmethod
+    def from_config(cls, cfg: ModelConfig, vocab: int) -> Embeddings:
+        return cls(vocab, cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout, scale=cfg.embed_scale,
+                   type_vocab=cfg.type_vocab, norm_style=cfg.norm_style if cfg.embed_norm else None,
+                   norm_eps=cfg.norm_eps)
+
+    def forward(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None) -> torch.Tensor:
         if tokens.shape[-1] > self.max_len:
             raise ValueError(f"{tokens.shape[-1]} tokens is longer than max_len={self.max_len}")
         x = self.hook_embed(self.embed(tokens) * self.scale)  # (..., n, d_model)
         if self.positional is not None:
             x = x + self.positional(x)  # (..., n, d_model) + (n, d_model)
+        if self.token_type is not None:
+            types = torch.zeros_like(tokens) if token_types is None else token_types  # (..., n)
+            x = x + self.token_type(types)  # (..., n, d_model)
+        if self.norm is not None:
+            x = self.norm(x)  # (..., n, d_model)
         return self.hook_out(self.dropout(x))
 
 
@@ -56,8 +75,8 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.src_embed = Embeddings(cfg.src_vocab, cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout)
-        self.tgt_embed = Embeddings(cfg.tgt_vocab, cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout)
+        self.src_embed = Embeddings.from_config(cfg, cfg.src_vocab)
+        self.tgt_embed = Embeddings.from_config(cfg, cfg.tgt_vocab)
         self.encoder = Encoder(cfg)
         self.decoder = Decoder(cfg)
         self.generator = Generator(cfg.d_model, cfg.tgt_vocab)
@@ -86,7 +105,7 @@ class DecoderOnly(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.tgt_embed = Embeddings(cfg.tgt_vocab, cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout)
+        self.tgt_embed = Embeddings.from_config(cfg, cfg.tgt_vocab)
         self.decoder = Decoder(cfg, cross_attention=False)
         self.generator = Generator(cfg.d_model, cfg.tgt_vocab)
         self.generator.weight = self.tgt_embed.embed.weight  # tied: (tgt_vocab, d_model)
@@ -94,6 +113,32 @@ class DecoderOnly(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         hidden = self.decoder(self.tgt_embed(tokens), tgt_mask=decoder_mask(tokens, self.cfg.pad_id))
         return self.generator(hidden)  # (batch, n, tgt_vocab)
+
+
+class EncoderOnly(nn.Module):
+    """BERT-style: the encoder stack alone (no decoder, no generator), e.g. a sentence encoder.
+
+    Uses the source-side vocabulary (``cfg.src_vocab``). Keys equal to ``cfg.pad_id`` are masked out, unless
+    `keep` (batch, n), True for real tokens, says which ones are padding (a tokenizer's attention mask).
+    forward(tokens, token_types=None, keep=None) -> hidden states (batch, n, d_model): one vector per token.
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = Embeddings.from_config(cfg, cfg.src_vocab)
+        self.encoder = Encoder(cfg)
+
+    def forward(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None,
+                keep: torch.Tensor | None = None) -> torch.Tensor:
+        if keep is not None:
+            mask = keep[:, None, None, :]  # (batch, 1, 1, n)
+        else:
+            mask = None if self.cfg.pad_id is None else padding_mask(tokens, self.cfg.pad_id)  # (batch, 1, 1, n)
+        return self.encoder(self.src_embed(tokens, token_types), mask)  # (batch, n, d_model)
+
+
+MODEL_KINDS = {"encoder-decoder": Transformer, "decoder-only": DecoderOnly, "encoder-only": EncoderOnly}
 
 
 def init_parameters(model: nn.Module, seed: int) -> nn.Module:
@@ -116,7 +161,7 @@ def build_model(cfg: ModelConfig, seed: int = 0) -> nn.Module:
     The global random state is left as it was: module constructors draw from it, so they run inside fork_rng.
     """
     with torch.random.fork_rng(devices=[]):
-        model = Transformer(cfg) if cfg.kind == "encoder-decoder" else DecoderOnly(cfg)
+        model = MODEL_KINDS[cfg.kind](cfg)
     return init_parameters(model, seed)
 
 

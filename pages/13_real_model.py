@@ -1,0 +1,268 @@
+"""Lesson 13: a real pretrained Transformer, all-MiniLM-L6-v2, computed by core (GitHub issue 8).
+
+Text -> WordPiece tokens (core.pretrained.encode) -> core.EncoderOnly with the packaged weights, read through its
+hook points (core.hooks.trace) -> attention of every layer and head, head patterns, one head step by step;
+several sentences -> mean pooling -> cosine similarity.
+"""
+import threading
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+import core
+from core import pretrained
+from core.hooks import trace
+from core.model import Embeddings, EncoderOnly
+from ui import charts, panels, state
+from ui.i18n import md_escape, t
+
+DEFAULT_A = "The animal didn't cross the street because it was too tired"
+DEFAULT_LIST = ("A man is playing a guitar.", "Someone is playing an instrument.", "The cat sleeps on the sofa.",
+                "A kitten is napping on the couch.", "Stock markets fell sharply today.")
+MAX_TOKENS, MAX_CHARS, MAX_SENTENCES = 128, 600, 8  # tokens include [CLS] and [SEP]
+MOSTLY = 0.5  # a head "mostly" does a pattern when more than half of its attention goes there
+MAX_LINES, THRESHOLD, SMALL_CELLS = 4000, 0.05, 4096  # head view cap; larger matrices are drawn as one picture
+PATTERN_NAMES = {"previous": "real.pattern_previous", "next": "real.pattern_next",
+                 "same_word": "real.pattern_same_word", "special": "real.pattern_special"}  # core.pretrained.PATTERNS
+
+
+@st.cache_resource(show_spinner=False)
+def minilm():
+    """The model and tokenizer, loaded once per process and shared read-only (eval mode, no gradients).
+
+    The lock serialises runs: hooks are attached to the shared modules, so two sessions must not trace at once."""
+    return pretrained.load_model(), pretrained.load_tokenizer(), threading.Lock()
+
+
+def check(text_a: str, text_b: str, tokenizer) -> str | None:
+    """The translated problem with the input, or None."""
+    if not text_a.strip():
+        return t("real.empty_b" if text_b.strip() else "real.empty")
+    if max(len(text_a), len(text_b)) > MAX_CHARS:
+        return t("real.too_many_chars", max=MAX_CHARS, n=max(len(text_a), len(text_b)))
+    found = tokenizer.encode(text_a, text_b) if text_b.strip() else tokenizer.encode(text_a)
+    if len(found.ids) > MAX_TOKENS:
+        return t("real.too_many_tokens", n=len(found.ids), max=MAX_TOKENS)
+    if all(tok in pretrained.SPECIAL_TOKENS for tok in found.tokens):
+        return t("real.no_tokens")
+    return None
+
+
+def strongest(patterns: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Per head (flattened layer by layer): the index in PATTERNS of its largest score, and that score."""
+    scores = np.stack([patterns[p] for p in pretrained.PATTERNS], axis=-1).reshape(-1, len(pretrained.PATTERNS))
+    best = np.argmax(np.nan_to_num(scores, nan=-1.0), axis=1)  # (L * h,): NaN (no such query) never wins
+    return best, scores[np.arange(len(scores)), best]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def analyse(text_a: str, text_b: str) -> dict:
+    """Run the model once with every hook recording; the tensors the page shows as numpy, (L, h, ...) stacks."""
+    model, tokenizer, lock = minilm()
+    batch = pretrained.encode(tokenizer, [(text_a, text_b) if text_b.strip() else text_a])
+    with lock, torch.no_grad():
+        _, cache = trace(model, lambda: model(batch.ids, batch.types, batch.mask))  # hidden states (1, n, d_model)
+    layers = range(model.cfg.n_layers)
+    stack = {name: torch.stack([cache[f"encoder.layers.{i}.self_attn.hook_{name}"][0] for i in layers])
+             for name in ("q", "k", "scores", "weights")}  # (L, h, n, d_k) or (L, h, n, n)
+    patterns = pretrained.head_patterns(stack["weights"], batch.tokens[0], batch.words[0], batch.types[0].tolist())
+    return {"tokens": batch.tokens[0], "ids": batch.ids[0].tolist(), "types": batch.types[0].tolist(),
+            "words": batch.words[0], **{k: v.numpy() for k, v in stack.items()},
+            "patterns": {k: v.numpy() for k, v in patterns.items()}}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def similarity(sentences: tuple[str, ...]) -> np.ndarray:
+    model, tokenizer, lock = minilm()
+    with lock:
+        vectors = pretrained.sentence_embeddings(model, tokenizer, list(sentences))  # (m, d_model)
+    return pretrained.cosine_similarity(vectors).numpy()  # (m, m)
+
+
+def without_specials(weights: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Drop the [CLS]/[SEP] rows and columns of (..., n, n) weights and renormalise each row to sum to 1."""
+    kept = weights[..., keep, :][..., keep]  # (..., m, m)
+    return kept / kept.sum(axis=-1, keepdims=True)
+
+
+def pattern_table(patterns: dict, layer_names: list[str], head_names: list[str]) -> pd.DataFrame:
+    """One row per head: its four scores, the strongest pattern and whether it is above MOSTLY."""
+    scores = np.stack([patterns[p] for p in pretrained.PATTERNS], axis=-1).reshape(-1, len(pretrained.PATTERNS))
+    best, top = strongest(patterns)
+    label = [t(PATTERN_NAMES[pretrained.PATTERNS[b]]) if s > MOSTLY else t("real.pattern_mixed")
+             for b, s in zip(best, top)]
+    names = {"layer": [lay for lay in layer_names for _ in head_names], "head": head_names * len(layer_names)}
+    df = pd.DataFrame({t("real.col_layer"): names["layer"], t("real.col_head"): names["head"],
+                       t("real.col_mostly"): label, t("real.col_score"): top})
+    for k, p in enumerate(pretrained.PATTERNS):
+        df[t(PATTERN_NAMES[p])] = scores[:, k]
+    return df
+
+
+def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: list[str], scale=None,
+          caption: str | None = None, max_width: int = 560) -> None:
+    """A matrix panel; one past SMALL_CELLS entries is drawn as one picture (the table keeps every number)."""
+    if matrix.size <= SMALL_CELLS:
+        panels.matrix_panel(matrix, title=title, key=key, row_labels=rows, col_labels=cols, scale=scale,
+                            caption=caption, max_width=max_width)
+        return
+    st.markdown(f"##### {title} &nbsp; {t('panel.shape', rows=matrix.shape[0], cols=matrix.shape[1])}")
+    st.caption(" ".join(filter(None, [caption, t("real.as_picture")])))
+    value = t("chart.value")
+    chart = (charts.attention_grid(matrix[None, None], [""], [""], value_title=value, width=max_width)
+             if scale == "weights" else charts.image_heatmap(matrix, x_title=t("chart.column"), y_title=t("chart.row"),
+                                                             value_title=value, width=max_width))
+    st.altair_chart(chart, width="content")
+    if settings.show_numbers:
+        panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
+
+
+settings = state.settings()
+ss = st.session_state
+for name, value in (("real_text_a", DEFAULT_A), ("real_text_b", ""), ("real_valid", (DEFAULT_A, "")),
+                    ("real_hide_special", False), ("real_layer", 0), ("real_head", 0), ("real_view_layer", 0), ("real_view_heads", [2, 5]),
+                    ("real_list", "\n".join(DEFAULT_LIST)), ("real_valid_list", DEFAULT_LIST)):
+    ss.setdefault(name, value)
+model, tokenizer, _ = minilm()
+cfg = model.cfg
+
+st.title(t("real.title"))
+st.markdown(t("real.intro"))
+st.latex(r"X_0 = \mathrm{LN}(E_{\text{token}} + E_{\text{position}} + E_{\text{type}}) \qquad "
+         r"H = \mathrm{LN}(X + \mathrm{MultiHead}(X)) \qquad X' = \mathrm{LN}(H + \mathrm{FFN}_{\mathrm{GELU}}(H))")
+st.latex(r"e = \frac{1}{n}\sum_{i=1}^{n} x_i^{(6)} \qquad \cos(e_a, e_b) = \frac{e_a \cdot e_b}{\lVert e_a\rVert\,"
+         r"\lVert e_b\rVert}")
+params = core.count_parameters(model)["total"]
+st.markdown(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_ff=cfg.d_ff,
+              vocab=f"{cfg.src_vocab:,}", params=f"{params:,}", max_len=cfg.max_len,
+              eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
+
+st.subheader(t("real.input_header"))
+st.text_input(t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), **state.bind("real_text_a"))
+st.text_input(t("real.sentence_b"), help=t("real.sentence_b_help"), **state.bind("real_text_b"))
+problem = check(ss["real_text_a"], ss["real_text_b"], tokenizer)
+if problem:
+    st.warning(problem + " " + t("real.showing_last", text=md_escape(" | ".join(filter(None, ss["real_valid"])))),
+               icon=":material/warning:")
+else:
+    ss["real_valid"] = (ss["real_text_a"], ss["real_text_b"])
+R = analyse(*ss["real_valid"])
+tokens, n = R["tokens"], len(R["tokens"])
+labels = charts.unique_labels(tokens)
+special = np.array([tok in pretrained.SPECIAL_TOKENS for tok in tokens])
+layer_names = [t("real.layer", i=i + 1) for i in range(cfg.n_layers)]
+head_names = [t("real.head", k=k + 1) for k in range(cfg.n_heads)]
+
+st.subheader(t("real.tokens_header"))
+st.markdown(t("real.tokens_text", n=n, max=MAX_TOKENS))
+words = ["" if w is None else str(w + 1) for w in R["words"]]
+rows = {t("real.col_token"): tokens, t("real.col_id"): [str(i) for i in R["ids"]],
+        t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
+st.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(n)]).T, key="real_tokens")
+unknown = sum(tok == "[UNK]" for tok in tokens)
+if unknown:
+    st.info(t("real.unknown", n=unknown), icon=":material/help:")
+
+st.subheader(t("real.model_view_header"))
+st.markdown(t("real.model_view_text"))
+hide = st.toggle(t("real.hide_special"), help=t("real.hide_special_help"), **state.bind("real_hide_special"))
+shown_w = without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
+shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
+notes = [f"{t(PATTERN_NAMES[pretrained.PATTERNS[b]])} ({s_:.2f})" for b, s_ in zip(*strongest(R["patterns"]))]
+st.altair_chart(charts.attention_grid(shown_w, layer_names, head_names, value_title=t("real.weight"), notes=notes,
+                                      note_title=t("real.col_strongest"), width=820), width="content")
+st.caption(t("real.model_view_caption_hidden" if hide else "real.model_view_caption", n=len(shown_labels)))
+
+st.subheader(t("real.special_header"))
+st.markdown(t("real.special_text"))
+share = R["patterns"]["special"]  # (L, h)
+panels.matrix_panel(share, title=t("real.special_title"), key="real_special", row_labels=layer_names,
+                    col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)], scale="weights", max_width=700)
+
+st.subheader(t("real.patterns_header"))
+st.markdown(t("real.patterns_text", mostly=MOSTLY))
+table = pattern_table(R["patterns"], layer_names, head_names)
+st.dataframe(table, hide_index=True, key="real_patterns", height=300,
+             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[3:]})
+leaders = []
+for p in pretrained.PATTERNS:
+    values = R["patterns"][p]
+    if np.isfinite(values).any():
+        li, hi = np.unravel_index(np.nanargmax(values), values.shape)
+        leaders.append(t("real.leader", pattern=t(PATTERN_NAMES[p]), layer=li + 1, head=hi + 1,
+                         score=f"{values[li, hi]:.4f}"))
+    else:
+        leaders.append(t("real.leader_none", pattern=t(PATTERN_NAMES[p])))
+st.markdown("\n".join(f"- {line}" for line in leaders))
+
+st.subheader(t("real.head_view_header"))
+c1, c2 = st.columns([1, 3])
+with c1:
+    view_layer = st.selectbox(t("real.pick_layer"), range(cfg.n_layers), format_func=lambda i: layer_names[i],
+                              **state.bind("real_view_layer"))
+with c2:
+    chosen = sorted(st.multiselect(t("real.pick_heads"), list(range(cfg.n_heads)), format_func=lambda k: head_names[k],
+                                   **state.bind("real_view_heads")))
+top_k = max(1, min(5, MAX_LINES // (max(len(chosen), 1) * n)))
+st.caption(t("real.head_view_caption", threshold=THRESHOLD, top_k=top_k))
+if chosen:
+    st.altair_chart(charts.head_view(shown_w[view_layer], shown_labels, chosen, head_names, threshold=THRESHOLD,
+                                     top_k=top_k, text=charts.ChartText(t("real.query"), t("real.key"),
+                                                                        t("real.weight")),
+                                     head_title=t("real.col_head")), width="content")
+else:
+    st.info(t("real.no_heads"), icon=":material/visibility_off:")
+
+st.subheader(t("real.one_head_header"))
+c1, c2 = st.columns(2)
+with c1:
+    li = st.selectbox(t("real.pick_layer"), range(cfg.n_layers), format_func=lambda i: layer_names[i],
+                      **state.bind("real_layer"))
+with c2:
+    hi = st.selectbox(t("real.pick_head"), range(cfg.n_heads), format_func=lambda k: head_names[k],
+                      **state.bind("real_head"))
+st.markdown(t("real.one_head_text", layer=li + 1, head=hi + 1, d_k=cfg.d_k, lo=hi * cfg.d_k + 1,
+              hi=(hi + 1) * cfg.d_k))
+dims = [f"d{j + 1}" for j in range(cfg.d_k)]
+q, k, scores, weights = (R[name][li, hi] for name in ("q", "k", "scores", "weights"))
+left, right = st.columns(2, gap="large")
+with left:
+    panel(q, title=t("real.q_title", layer=li + 1, head=hi + 1), key="real_q", rows=labels, cols=dims, max_width=400)
+with right:
+    panel(k, title=t("real.k_title", layer=li + 1, head=hi + 1), key="real_k", rows=labels, cols=dims, max_width=400)
+recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
+panel(scores, title=t("real.scores_title"), key="real_scores", rows=labels, cols=labels,
+      caption=t("real.scores_caption", d_k=cfg.d_k, root=f"{np.sqrt(cfg.d_k):.4f}",
+                error=f"{np.abs(recomputed - scores).max():.1e}"))
+panel(weights, title=t("real.weights_title"), key="real_weights", rows=labels, cols=labels, scale="weights",
+      caption=t("real.weights_caption", error=f"{np.abs(weights.sum(axis=1) - 1).max():.1e}"))
+
+st.subheader(t("real.similarity_header"))
+st.markdown(t("real.similarity_text"))
+st.text_area(t("real.sentences"), help=t("real.sentences_help", max=MAX_SENTENCES, chars=MAX_CHARS), height=160,
+             **state.bind("real_list"))
+lines = [line.strip() for line in ss["real_list"].splitlines() if line.strip()]
+lengths = [len(tokenizer.encode(line).ids) for line in lines]
+if len(lines) < 2 or len(lines) > MAX_SENTENCES:
+    st.warning(t("real.list_count", n=len(lines), max=MAX_SENTENCES), icon=":material/warning:")
+elif max(map(len, lines)) > MAX_CHARS or max(lengths) > MAX_TOKENS:
+    st.warning(t("real.list_long", chars=MAX_CHARS, max=MAX_TOKENS), icon=":material/warning:")
+else:
+    ss["real_valid_list"] = tuple(lines)
+sentences = list(ss["real_valid_list"])
+names = [f"S{j + 1}" for j in range(len(sentences))]
+st.markdown("\n".join(f"{j + 1}. {md_escape(s_)}" for j, s_ in enumerate(sentences)))
+cosine = similarity(tuple(sentences))
+panels.matrix_panel(cosine, title=t("real.cosine_title"), key="real_cosine", row_labels=names, col_labels=names,
+                    scale="diverging", caption=t("real.cosine_caption"))
+off = cosine - 2 * np.eye(len(sentences))  # the diagonal (1) left out
+a, b = np.unravel_index(off.argmax(), off.shape)
+st.markdown(t("real.closest", a=a + 1, b=b + 1, cos=f"{cosine[a, b]:.4f}"))
+
+panels.show_code(pretrained.load_model, pretrained.map_weights, Embeddings.forward, EncoderOnly.forward,
+                 pretrained.encode, pretrained.mean_pool, pretrained.cosine_similarity, pretrained.head_patterns)
+
+st.subheader(t("real.notice_header"))
+st.markdown(t("real.notice_points"))

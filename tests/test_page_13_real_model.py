@@ -1,0 +1,247 @@
+"""Lesson 13 (a real pretrained model) through AppTest.
+
+The numbers on the page are checked against transformers' BertModel loading the same packaged files (attention
+weights, Q, the layer inputs), the slow pure-Python BertTokenizer on the package's vocab.txt (the tokens), and
+formulas written here (head patterns, cosine similarity).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import start_page
+from streamlit.testing.v1 import AppTest
+
+from core import pretrained
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+PAGE = ROOT / "pages" / "13_real_model.py"
+DEFAULT = "The animal didn't cross the street because it was too tired"
+NAMES = ("tokens", "special", "patterns", "q", "k", "scores", "weights", "cosine")  # the read-only tables, in order
+INPUTS = {"empty": "", "one_word": "hello", "tokens_128": " ".join(["a"] * 126),
+          "chinese": "我喜欢学习自然语言处理", "arabic": "القطة تنام على الأريكة", "emoji": "😀🎉🚀 ok 👍🏽",
+          "mixed": "naïve café — Ελληνικά, русский, हिन्दी"}
+
+
+@pytest.fixture(scope="module")
+def bert():
+    from transformers import BertModel, BertTokenizer
+    directory = pretrained.model_dir()
+    model = BertModel.from_pretrained(str(directory), attn_implementation="eager", local_files_only=True).eval()
+    return model, BertTokenizer(str(directory / "vocab.txt"), do_lower_case=True)
+
+
+def reference(bert, text_a: str, text_b: str | None = None) -> dict:
+    model, tokenizer = bert
+    inputs = tokenizer(text_a, text_b, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**inputs, output_attentions=True, output_hidden_states=True)
+    return {"tokens": tokenizer.convert_ids_to_tokens(inputs["input_ids"][0]), "ids": inputs["input_ids"][0].tolist(),
+            "types": inputs["token_type_ids"][0].tolist(),
+            "weights": torch.stack([a[0] for a in out.attentions]).numpy(),  # (L, h, n, n)
+            "hidden": [h[0] for h in out.hidden_states], "model": model}
+
+
+def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
+    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None
+    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
+
+
+def tables(at: AppTest) -> dict:
+    frames = [d.value for d in at.dataframe]
+    assert len(frames) == len(NAMES), [f.shape for f in frames]
+    return dict(zip(NAMES, frames))
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def set_text(at: AppTest, text: str, key: str = "w_real_text_a") -> AppTest:
+    at.text_input(key=key).set_value(text)
+    return at.run()
+
+
+def word_indices(tokens: list[str]) -> list[int | None]:
+    """Word index of each WordPiece token ('##' continues the previous word), restarting after each [SEP]."""
+    out, word = [], -1
+    for tok in tokens:
+        if tok in ("[CLS]", "[SEP]"):
+            out.append(None)
+            word = -1 if tok == "[SEP]" else word
+            continue
+        word += 0 if tok.startswith("##") else 1
+        out.append(word)
+    return out
+
+
+def pattern_scores(weights: np.ndarray, tokens: list[str], types: list[int]) -> np.ndarray:
+    """(L, h, 4) scores: previous, next, same word, [CLS]/[SEP] (mean over ordinary queries), by loops."""
+    special = [tok in ("[CLS]", "[SEP]") for tok in tokens]
+    words, n = word_indices(tokens), len(tokens)
+    L, H = weights.shape[:2]
+    out = np.full((L, H, 4), np.nan)
+    for layer in range(L):
+        for head in range(H):
+            w, picks = weights[layer, head], ([], [], [], [])
+            for i in range(n):
+                if special[i]:
+                    continue
+                if i > 0 and not special[i - 1]:
+                    picks[0].append(w[i, i - 1])
+                if i + 1 < n and not special[i + 1]:
+                    picks[1].append(w[i, i + 1])
+                mates = [j for j in range(n) if j != i and words[j] is not None and words[j] == words[i]
+                         and types[j] == types[i]]
+                if mates:
+                    picks[2].append(w[i, mates].sum())
+                picks[3].append(w[i, special].sum())
+            out[layer, head] = [np.mean(p) if p else np.nan for p in picks]
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_defaults_render_and_tokens_match_the_reference_tokenizer(bert, lang):
+    at = start(lang=lang)
+    assert_clean(at)
+    assert not at.warning
+    ref = reference(bert, DEFAULT)
+    found = tables(at)["tokens"]
+    assert list(found.iloc[0]) == ref["tokens"]
+    assert [int(v) for v in found.iloc[1]] == ref["ids"]
+    assert [int(v) for v in found.iloc[2]] == ref["types"]
+
+
+def test_the_frame_runs_the_page():
+    at = start(APP)
+    assert_clean(at)
+    assert any("MiniLM" in title.value for title in at.title)
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_inputs_render_in_both_languages(bert, lang, name):
+    at = set_text(start(lang=lang, numbers=False), INPUTS[name])
+    assert_clean(at)
+    tokens = list(at.dataframe[0].value.iloc[0])
+    if name == "empty":
+        assert at.warning and tokens == reference(bert, DEFAULT)["tokens"]  # the last valid sentence stays
+        assert at.text_input(key="w_real_text_a").value == ""  # and the input is not lost
+    else:
+        assert not at.warning, [w.value for w in at.warning]
+        assert tokens == reference(bert, INPUTS[name])["tokens"]
+    if name == "tokens_128":
+        assert len(tokens) == 128
+
+
+def test_too_many_tokens_and_characters_are_refused_with_a_message():
+    at = set_text(start(numbers=False), "hello")
+    at = set_text(at, " ".join(["a"] * 127))  # 129 tokens with [CLS] and [SEP]
+    assert_clean(at)
+    assert "129" in at.warning[0].value and "128" in at.warning[0].value
+    assert list(at.dataframe[0].value.iloc[0]) == ["[CLS]", "hello", "[SEP]"]
+    at = set_text(at, "x" * 601)
+    assert "601" in at.warning[0].value
+    at = set_text(at, "", key="w_real_text_a")
+    at = set_text(at, "only the second", key="w_real_text_b")
+    assert at.warning and list(at.dataframe[0].value.iloc[0]) == ["[CLS]", "hello", "[SEP]"]
+    at = set_text(at, "", key="w_real_text_b")
+    at = set_text(at, "\u200b\u200b")  # invisible characters only: no token
+    assert at.warning
+    assert_clean(at)
+
+
+def test_a_sentence_pair_gets_token_types(bert):
+    at = start(numbers=False)
+    at.text_input(key="w_real_text_b").set_value("It was raining.")
+    at.run()
+    assert_clean(at)
+    ref = reference(bert, DEFAULT, "It was raining.")
+    found = at.dataframe[0].value
+    assert list(found.iloc[0]) == ref["tokens"] and [int(v) for v in found.iloc[2]] == ref["types"]
+    assert sum(ref["types"]) > 0
+
+
+@pytest.mark.parametrize("text", [DEFAULT, "Tokenization of unaffable words", "hello"])
+def test_head_table_agrees_with_a_computation_here(bert, text):
+    at = set_text(start(), text)
+    assert_clean(at)
+    ref = reference(bert, text)
+    expected = pattern_scores(ref["weights"], ref["tokens"], ref["types"])  # (L, h, 4)
+    table = tables(at)["patterns"]
+    assert len(table) == 72
+    scores = table.iloc[:, 4:].to_numpy(dtype=float).reshape(6, 12, 4)
+    np.testing.assert_allclose(scores, expected, atol=1e-4, equal_nan=True)
+    best = np.nan_to_num(expected, nan=-1).argmax(-1)  # (L, h)
+    top = np.take_along_axis(np.nan_to_num(expected, nan=-1), best[..., None], -1)[..., 0]
+    np.testing.assert_allclose(table.iloc[:, 3].to_numpy(dtype=float), top.ravel(), atol=1e-4)
+    names = ["previous token", "next token", "same word", "special tokens ([CLS]/[SEP])"]
+    labels = [names[b] if s > 0.5 else "mixed" for b, s in zip(best.ravel(), top.ravel())]
+    assert list(table.iloc[:, 2]) == labels
+    np.testing.assert_allclose(tables(at)["special"].to_numpy(dtype=float), expected[..., 3], atol=1e-4)
+    if text == DEFAULT:
+        assert "previous token" in labels and names[3] in labels  # a trained model has both kinds
+
+
+@pytest.mark.parametrize("layer,head", [(0, 0), (2, 7), (5, 11)])
+def test_one_head_step_by_step_matches_bert(bert, layer, head):
+    at = start(state={"real_layer": layer, "real_head": head})
+    assert_clean(at)
+    ref = reference(bert, DEFAULT)
+    found = tables(at)
+    weights = ref["weights"][layer, head]
+    np.testing.assert_allclose(found["weights"].to_numpy(dtype=float), weights, atol=1e-5)
+    attn = ref["model"].encoder.layer[layer].attention.self
+    with torch.no_grad():
+        q = attn.query(ref["hidden"][layer])[:, head * 32:(head + 1) * 32].numpy()  # (n, 32)
+        k = attn.key(ref["hidden"][layer])[:, head * 32:(head + 1) * 32].numpy()
+    np.testing.assert_allclose(found["q"].to_numpy(dtype=float), q, atol=1e-4)
+    np.testing.assert_allclose(found["k"].to_numpy(dtype=float), k, atol=1e-4)
+    np.testing.assert_allclose(found["scores"].to_numpy(dtype=float), q @ k.T / np.sqrt(32), atol=1e-4)
+    s = found["scores"].to_numpy(dtype=float)
+    softmax = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(softmax / softmax.sum(1, keepdims=True), weights, atol=1e-5)
+
+
+def test_changing_the_head_and_the_toggle_changes_what_is_shown():
+    at = start()
+    before = tables(at)["weights"].to_numpy(dtype=float)
+    captions = [c.value for c in at.caption]
+    at.selectbox(key="w_real_head").set_value(5).run()
+    assert not np.allclose(tables(at)["weights"].to_numpy(dtype=float), before)
+    at.toggle(key="w_real_hide_special").set_value(True).run()
+    assert_clean(at)
+    after = [c.value for c in at.caption]
+    assert after != captions and any("13 tokens" in c for c in after)  # 15 tokens less [CLS] and [SEP]
+    at.selectbox(key="w_real_view_layer").set_value(5).run()
+    assert_clean(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_sentence_similarity_matches_the_formula(bert, lang):
+    sentences = ["A man is playing a guitar.", "Someone plays an instrument.", "Stock markets fell today."]
+    at = start(lang=lang)
+    at.text_area(key="w_real_list").set_value("\n".join(sentences)).run()
+    assert_clean(at)
+    model, tokenizer = bert
+    inputs = tokenizer(sentences, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(**inputs).last_hidden_state  # (3, n, d)
+    mask = inputs["attention_mask"][..., None].float()
+    e = ((hidden * mask).sum(1) / mask.sum(1)).numpy()  # mean pooling
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    cosine = tables(at)["cosine"].to_numpy(dtype=float)
+    np.testing.assert_allclose(cosine, e @ e.T, atol=1e-5)
+    assert cosine[0, 1] > cosine[0, 2]  # the paraphrase is closer than the unrelated sentence
+    at.text_area(key="w_real_list").set_value("just one").run()
+    assert_clean(at)
+    assert at.warning and tables(at)["cosine"].shape == (3, 3)  # the last valid list stays
+
