@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import state
+from ui import presentation, state
 from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
 
@@ -33,10 +33,13 @@ def navigation() -> dict[str, list[st.Page]]:
     return sections
 
 
-page = st.navigation(navigation(), position="sidebar")
+sections = navigation()
+page = st.navigation(sections, position="sidebar")
+presentation.style()
 with st.sidebar:
     st.markdown(f"### {t('app.title')}")
 state.sidebar()
 with st.sidebar:
     st.caption(t("app.sidebar_caption"))
 page.run()
+presentation.lesson_buttons(page, [p for pages in sections.values() for p in pages])  # in the sidebar's order

@@ -138,7 +138,7 @@ def lesson_map() -> list[bool | None]:
 
 def view_link() -> str:
     """The address of this view: the app's URL (when the browser sent it) and the shared settings as a query."""
-    query = urlencode({name: st.session_state[state.key(name)] for name in state.URL_NAMES})
+    query = urlencode({name: state.url_text(st.session_state[state.key(name)]) for name in state.URL_NAMES})
     base = st.context.url  # None in AppTest
     return f"{base.rstrip('/')}/?{query}" if base else f"?{query}"
 

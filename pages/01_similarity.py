@@ -12,6 +12,7 @@ import torch
 import core
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 WORDS = ("time", "flies", "like", "an", "arrow")  # the course's example, in its order
 VECTORS = ((0.2, 0.8, 0.3), (0.7, 0.2, 0.9), (0.3, 0.5, 0.2), (0.1, 0.3, 0.4), (0.8, 0.1, 0.6))
@@ -59,10 +60,10 @@ ss.setdefault("sim_scale", False)
 ss.setdefault("sim_word", 0)
 
 st.title(t("sim.title"))
-st.markdown(t("sim.intro"))
+prose(t("sim.intro"))
 st.latex(r"S = X X^{\top} \qquad A_{ij} = \frac{e^{\,S_{ij} - m_i}}{\sum_{k} e^{\,S_{ik} - m_i}},"
          r"\quad m_i = \max_k S_{ik} \qquad C = A X")
-st.markdown(t("sim.equations"))
+prose(t("sim.equations"))
 
 st.subheader(t("sim.vectors_header"))
 editor_col, controls_col = st.columns([3, 2], gap="large")

@@ -16,6 +16,7 @@ from core.analysis import entropy, scaling_experiment, seeded_linear_weights, to
 from core.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
 from ui import charts, panels, state, tokens
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 CELL_CAP, ROW_CAP = 4096, 64  # at most 4096 drawn cells per chart, at most 64 rows
 D_KS = tuple(2**k for k in range(11))  # the experiment's d_k: 1, 2, 4, ..., 1024
@@ -108,7 +109,7 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
         ss["qkv_query"] = 0
     i = st.selectbox(t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}", width=320,
                      **state.bind("qkv_query", identity=tuple(words)))
-    st.markdown(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
+    prose(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
     products = M["Q"][i][None, :] * M["K"]  # (n, d_k): q_i ⊙ k_j, one row per key
     sums = products.sum(axis=1)  # (n,) = row i of Q Kᵀ
     panel(products, "qkv_prod", t("qkv.prod_title", word=md_escape(words[i])), words, head_dims,
@@ -136,7 +137,7 @@ def scaling(seed: int) -> None:
     """The scaling experiment: one random query against N_KEYS keys, with and without 1/sqrt(d_k). A fragment:
     moving the d_k slider reruns only this part of the page."""
     st.subheader(t("qkv.scaling_header"))
-    st.markdown(t("qkv.scaling_text"))
+    prose(t("qkv.scaling_text"))
     dk = st.select_slider(t("qkv.dk"), D_KS, help=t("qkv.dk_help"), width=520, **state.bind("qkv_dk"))
     exp = scaling_experiment(dk, N_KEYS, seed=seed)
     key_labels = [f"k{j + 1}" for j in range(N_KEYS)]
@@ -169,7 +170,7 @@ def scaling(seed: int) -> None:
                                  title=t("qkv.curve_title"),
                                  colors=[charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]]),
                     width="content")
-    st.markdown(t("qkv.gradient_text", d_k=dk, raw=norms["raw"], scaled=norms["scaled"]))
+    prose(t("qkv.gradient_text", d_k=dk, raw=norms["raw"], scaled=norms["scaled"]))
 
 
 settings = state.settings()
@@ -179,15 +180,15 @@ ss.setdefault("qkv_query", 0)
 ss.setdefault("qkv_dk", 64)
 
 st.title(t("qkv.title"))
-st.markdown(t("qkv.intro"))
+prose(t("qkv.intro"))
 st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad "
          r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V")
 d_model, heads = settings.d_model, settings.heads
 d_k = d_model // heads
-st.markdown(t("qkv.equations"))
+prose(t("qkv.equations"))
 
 st.subheader(t("qkv.input_header"))
-words = tokens.sentence_tokens(settings.seq_len)
+words = tokens.sentence_tokens(settings.seq_len, "qkv")
 n = len(words)
 st.toggle(t("qkv.tied"), help=t("qkv.tied_help"), **state.bind("qkv_tied"))
 st.info(t("qkv.sizes", d_model=d_model, heads=heads, d_k=d_k, n=n), icon=":material/straighten:")
@@ -198,11 +199,11 @@ M = compute(words, d_model, heads, settings.seed, causal, bool(ss["qkv_tied"]), 
 model_dims = [f"d{c + 1}" for c in range(d_model)]
 head_dims = [f"d{c + 1}" for c in range(d_k)]
 
-st.markdown(t("qkv.x_text", seed=settings.seed))
+prose(t("qkv.x_text", seed=settings.seed))
 panel(M["X"], "qkv_X", t("qkv.X_title"), words, model_dims, t("qkv.X_caption"), width=760)
 
 st.subheader(t("qkv.projections_header"))
-st.markdown(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, bool(ss["qkv_tied"])).items()}))
+prose(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, bool(ss["qkv_tied"])).items()}))
 for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
     w_col, out_col = st.columns([1, 2], gap="large")
     with w_col:
@@ -226,7 +227,7 @@ for start in range(0, len(steps), 2):
                   scale=scale, width=340)
 
 st.subheader(t("qkv.asym_header"))
-st.markdown(t("qkv.asym_text"))
+prose(t("qkv.asym_text"))
 D = M["D"]
 i_max, j_max = np.unravel_index(np.abs(D).argmax(), D.shape)
 if ss["qkv_tied"] or n == 1 or D[i_max, j_max] == 0:

@@ -16,6 +16,7 @@ from core.hooks import trace
 from core.masks import global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 EXAMPLE = ("I", "love", "deep", "learning")  # the course's sentence and its fixed (unscaled) scores
 EXAMPLE_SCORES = ((0.9, 0.7, 0.3, 0.2), (0.6, 0.8, 0.9, 0.4), (0.2, 0.5, 0.7, 0.9), (0.4, 0.3, 0.8, 0.6))
@@ -158,15 +159,15 @@ for name, value in (("batch_text", DEFAULT_BATCH), ("batch", DEFAULT_BATCH), ("s
     ss.setdefault(f"masks_{name}", value)
 
 st.title(t("masks.title"))
-st.markdown(t("masks.intro"))
+prose(t("masks.intro"))
 st.latex(rf"A = \operatorname{{softmax}}\!\left(S + M\right),\qquad M_{{ij}} = \begin{{cases}} 0 & "
          rf"\text{{{t('masks.tex_keep')}}} \\ -\infty & \text{{{t('masks.tex_block')}}} \end{{cases}}\qquad "
          rf"\text{{{t('masks.tex_causal')}}}\ j \le i")
-st.markdown(t("masks.equations"))
+prose(t("masks.equations"))
 
 # ---- 1. the course's example ------------------------------------------------------------------------
 st.subheader(t("masks.example_header"))
-st.markdown(t("masks.example_intro"))
+prose(t("masks.example_intro"))
 dtype = torch.float32 if settings.device == "mps" else torch.float64
 example_scores = torch.tensor(EXAMPLE_SCORES, dtype=dtype, device=settings.device)  # (4, 4), fixed, not scaled
 example_keep = core.causal_mask(len(EXAMPLE), settings.device)  # (4, 4)
@@ -178,7 +179,7 @@ st.info(t("masks.example_no_padding"), icon=":material/school:")
 
 # ---- 2. a batch of the learner's own sentences ------------------------------------------------------
 st.subheader(t("masks.batch_header"))
-st.markdown(t("masks.batch_intro"))
+prose(t("masks.batch_intro"))
 text_col, controls_col = st.columns([3, 2], gap="large")
 with text_col:
     st.text_area(t("masks.batch_label"), help=t("masks.batch_help", n=settings.seq_len), height=130,
@@ -247,7 +248,7 @@ show_steps(as_numpy(steps["scores"][b, h], keep_b, core.additive_mask(keep_b), s
            tokens[b], "masks_live", t("masks.step_scores_live", head=h + 1),
            t("masks.scores_live_caption", d_k=settings.d_model // settings.heads, seed=settings.seed))
 
-st.markdown(t("masks.pad_rows"))
+prose(t("masks.pad_rows"))
 with_pad = [k for k in [b, *range(batch)] if len(sentences[k]) < n]
 if with_pad:
     e = with_pad[0]
@@ -268,7 +269,7 @@ else:
 
 # ---- 3. three conventions ---------------------------------------------------------------------------
 st.subheader(t("masks.conv_header"))
-st.markdown(t("masks.conv_intro", mask=t(f"mask.{kind}"), sentence=b + 1))
+prose(t("masks.conv_intro", mask=t(f"mask.{kind}"), sentence=b + 1))
 conv_masks, conv_weights, agree = conventions(steps["scores"], ids, kind)
 code = ("s = scores.masked_fill(\n        mask == 0, -1e9)\nweights = softmax(s)",
         "look = 1 - band_part(\n    ones, -1, 0)\nm = max(padding, look)\nweights = softmax(\n    scores + m * -1e9)",
@@ -289,7 +290,7 @@ else:
 
 # ---- 4. efficient attention patterns ----------------------------------------------------------------
 st.subheader(t("masks.eff_header"))
-st.markdown(t("masks.eff_intro"))
+prose(t("masks.eff_intro"))
 st.slider(t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, help=t("masks.seq_len_help"), width=360,
           **state.bind(state.key("seq_len"), widget="masks_w_seq_len"))
 

@@ -13,6 +13,7 @@ import core.analysis
 import core.hooks
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
 PAD = "[PAD]"  # the padding token's label; its id is core.PAD_ID
@@ -120,15 +121,15 @@ if h < 1 or d_model % h:  # the controls never allow it; a hand-made session sta
 d_k = d_model // h
 
 st.title(t("mha.title"))
-st.markdown(t("mha.intro"))
+prose(t("mha.intro"))
 st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W^O,"
          r"\qquad d_k = \frac{d_{\mathrm{model}}}{h}")
 st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\Big(\frac{Q_i K_i^{\top}}{\sqrt{d_k}} + M\Big) V_i,"
          r"\qquad Q_i = X W_i^Q,\quad K_i = X W_i^K,\quad V_i = X W_i^V")
-st.markdown(t("mha.equations"))
+prose(t("mha.equations"))
 
 st.subheader(t("mha.controls_header"))
-tokens = sentence_tokens(settings.seq_len)
+tokens = sentence_tokens(settings.seq_len, "mha")
 c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
 with c1:
     st.number_input(t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0], max_value=state.D_MODEL_RANGE[1],
@@ -151,11 +152,11 @@ n, n_real = len(labels), len(tokens)
 head_names = [t("mha.head", k=k + 1) for k in range(h)]
 dims = [f"d{j + 1}" for j in range(d_model)]
 
-st.markdown(t("mha.input_text"))
+prose(t("mha.input_text"))
 panel(R["x"], title=t("mha.X_title"), key="mha_X", rows=labels, cols=dims, caption=t("mha.X_caption"))
 
 st.subheader(t("mha.steps_header"))
-st.markdown(t("mha.steps_intro"))
+prose(t("mha.steps_intro"))
 STEPS = (("x", "mha.step_x", "x"), ("proj", "mha.step_proj", "q_proj(x)"),
          ("view", "mha.step_view", ".view(b, n, h, d_k)"), ("split", "mha.step_split", ".transpose(1, 2)"),
          ("scores", "mha.step_scores", "q @ k.transpose(-2, -1) / √d_k"),
@@ -195,7 +196,7 @@ else:
                                      head_title=t("mha.head_legend")), width="content")
 
 st.subheader(t("mha.summary_header"))
-st.markdown(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
+prose(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
 entropy = R["entropy"][:, :n_real].mean(axis=1)  # (h,): over the real tokens' queries
 distance = R["distance"][:, :n_real].mean(axis=1)  # (h,)
 self_weight = np.einsum("hii->hi", R["weights"])[:, :n_real].mean(axis=1)  # (h,)
@@ -259,7 +260,7 @@ with p2:
 formula_tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
 check = r"\ \checkmark" if formula == total else rf"\ \neq {total:,}".replace(",", "{,}")
 st.latex(formula_tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
-st.markdown(t("mha.params_text", h=h))
+prose(t("mha.params_text", h=h))
 
 panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, core.softmax, core.analysis.entropy,
                  core.analysis.mean_attention_distance)

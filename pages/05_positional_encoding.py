@@ -17,6 +17,7 @@ import core
 from core import analysis, positional
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
 MAX_POSITIONS, MAX_LEARNED, MAX_CURVES = 512, 64, 6
@@ -91,16 +92,16 @@ shown = min(d, SHOWN_DIMS)
 cols = [dim(j=j) for j in range(shown)]
 
 st.title(t("pe.title"))
-st.markdown(t("pe.intro"))
+prose(t("pe.intro"))
 st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
          r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
 st.latex(r"x_{pos} = \operatorname{dropout}\big(\sqrt{d_{model}}\;E[\text{token}_{pos}] + PE_{pos}\big)")
-st.markdown(t("pe.equation_note"))
+prose(t("pe.equation_note"))
 
 # ---- 1. why order matters -----------------------------------------------------------------------------
 st.header(t("pe.order_header"))
-st.markdown(t("pe.order_intro"))
-tokens = sentence_tokens(settings.seq_len)
+prose(t("pe.order_intro"))
+tokens = sentence_tokens(settings.seq_len, "pe")
 n = len(tokens)
 st.radio(t("pe.perm"), tuple(PERMUTATIONS), format_func=lambda k: t(PERMUTATIONS[k], lang), horizontal=True,
          **state.bind("pe_perm"))
@@ -140,11 +141,11 @@ panels.matrix_panel((x + index)[:, :shown].cpu().numpy(), title=t("pe.index_titl
                     row_labels=tokens, col_labels=cols, max_width=420,
                     caption=t("pe.index_caption"))
 spread = float(x.abs().mean())
-st.markdown(t("pe.index_text", last=MAX_POSITIONS - 1, spread=f"{spread:.2f}",
-              ratio=f"{(MAX_POSITIONS - 1) / spread:.0f}"))
+prose(t("pe.index_text", last=MAX_POSITIONS - 1, spread=f"{spread:.2f}",
+        ratio=f"{(MAX_POSITIONS - 1) / spread:.0f}"))
 
 st.subheader(t("pe.learned_header"))
-st.markdown(t("pe.learned_intro"))
+prose(t("pe.learned_intro"))
 learned_len = st.slider(t("pe.learned_len"), 1, MAX_LEARNED, help=t("pe.learned_len_help"), width=420,
                         **state.bind("pe_learned_len"))
 table = positional.LearnedPositionalEncoding(d, learned_len)
@@ -162,7 +163,7 @@ panels.matrix_panel(table.weight.detach()[:, :shown].numpy(), title=t("pe.learne
 
 # ---- 3. the sinusoidal encoding ---------------------------------------------------------------------------
 st.header(t("pe.sin_header"))
-st.markdown(t("pe.sin_intro"))
+prose(t("pe.sin_intro"))
 c1, c2 = st.columns(2, gap="large")
 with c1:
     P = st.slider(t("pe.positions"), 2, MAX_POSITIONS, help=t("pe.positions_help"), **state.bind("pe_positions"))
@@ -194,7 +195,7 @@ else:
     st.info(t("pe.no_dims"), icon=":material/info:")
 
 st.subheader(t("pe.factor_header"))
-st.markdown(t("pe.factor_intro"))
+prose(t("pe.factor_intro"))
 pairs = st.multiselect(t("pe.pairs"), list(range(d // 2)), help=t("pe.pairs_help"), **state.bind("pe_pairs", identity=(d,)))
 pairs = sorted(pairs)
 factor = positional.frequency_factor(torch.tensor(pairs, dtype=torch.int64), d).numpy()  # (pairs,) float64
@@ -233,7 +234,7 @@ if d % 2:
 
 # ---- 4. why √d_model ------------------------------------------------------------------------------------
 st.header(t("pe.scale_header"))
-st.markdown(t("pe.scale_intro", d=d, root=f"{math.sqrt(d):.4f}"))
+prose(t("pe.scale_intro", d=d, root=f"{math.sqrt(d):.4f}"))
 small = x.cpu().numpy() / math.sqrt(d)  # (n, d): an embedding row at the usual initial scale, std 1/√d
 pe_rows = sinusoid(n, d).astype(np.float64)  # (n, d)
 scaled = math.sqrt(d) * small
@@ -250,7 +251,7 @@ st.caption(t("pe.scale_caption"))
 
 # ---- 5. rotary embeddings ---------------------------------------------------------------------------------
 st.header(t("pe.rope_header"))
-st.markdown(t("pe.rope_intro"))
+prose(t("pe.rope_intro"))
 st.latex(r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\"
          r" \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix},"
          r"\qquad \theta_i = 10000^{-2i/d_k} \qquad q'_p \cdot k'_r = f(q, k, p - r)")
@@ -295,7 +296,7 @@ kinds = (t("pe.compare_aspect"), t("pe.kind_sinusoidal"), t("pe.kind_learned"), 
 compare = pd.DataFrame([[t(key, params=learned_len * d, L=learned_len, d=d) for key in row] for row in COMPARISON],
                        columns=kinds)
 st.table(compare.set_index(t("pe.compare_aspect")))
-st.markdown(t("pe.beyond"))
+prose(t("pe.beyond"))
 
 panels.show_code(positional.sinusoidal_encoding, positional.frequency_factor, positional.index_encoding,
                  positional.LearnedPositionalEncoding, positional.rotary_angles, positional.apply_rotary,

@@ -17,6 +17,7 @@ from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
 COURSE_X = ((0.4513, -0.1872), (1.2927, -0.6469), (0.9508, 0.8249))  # exercise 1's result (lesson 11)
@@ -110,12 +111,12 @@ for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pa
     ss.setdefault(name, value)
 
 st.title(t("ln.title"))
-st.markdown(t("ln.intro"))
+prose(t("ln.intro"))
 st.latex(r"\mu = \frac{1}{d}\sum_{k=1}^{d} x_k \qquad y = \gamma \odot \hat{x} + \beta")
 st.latex(r"\text{annotated: } \hat{x} = \frac{x - \mu}{s + \varepsilon},\ s = \sqrt{\tfrac{1}{d-1}\textstyle"
          r"\sum_k (x_k - \mu)^2} \qquad \text{torch: } \hat{x} = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}},\ "
          r"\sigma^2 = \tfrac{1}{d}\textstyle\sum_k (x_k - \mu)^2")
-st.markdown(t("ln.equations", eps_a=eps_tex("annotated"), eps_t=eps_tex("torch")))
+prose(t("ln.equations", eps_a=eps_tex("annotated"), eps_t=eps_tex("torch")))
 
 st.subheader(t("ln.input_header"))
 editor_col, controls_col = st.columns([3, 2], gap="large")
@@ -191,7 +192,7 @@ st.altair_chart(charts.value_strips(strips, tokens, value_title=t("ln.value"), r
                                     mean_title=t("ln.col_mean"), width=230), width="content")
 
 st.subheader(t("ln.pair_header"))
-st.markdown(t("ln.pair_text"))
+prose(t("ln.pair_text"))
 a = float(st.number_input(t("ln.pair_a"), min_value=-BOUND, max_value=BOUND, step=0.5, width=260,
                           **state.bind("ln_pair")))
 pair = np.array([[a, -a]])  # (1, 2)
@@ -203,7 +204,7 @@ st.markdown(t("ln.pair_result", a=f"{a:g}", ann=f"{P['annotated']['normalized'][
               tor=f"{P['torch']['normalized'][0, 0]:.4f}"))
 
 st.subheader(t("ln.batch_header"))
-st.markdown(t("ln.batch_text"))
+prose(t("ln.batch_text"))
 across_tokens = layer_norm(X.T, "torch", 1.0, 0.0, settings.device)["normalized"].T  # (n, d), per column
 layer_col, batch_col = st.columns(2, gap="large")
 with layer_col:
@@ -216,14 +217,14 @@ if n == 1:
     st.info(t("ln.batch_of_one"), icon=":material/info:")
 
 st.subheader(t("ln.placement_header"))
-st.markdown(t("ln.placement_text"))
+prose(t("ln.placement_text"))
 pre_col, post_col = st.columns(2, gap="large")
 for col, pre in ((pre_col, True), (post_col, False)):
     with col:
         st.markdown(f"#### {t('ln.pre_title' if pre else 'ln.post_title')}")
         st.graphviz_chart(wiring_dot(pre), width="content")
         st.caption(t("ln.pre_caption" if pre else "ln.post_caption"))
-st.markdown(t("ln.experiment_text"))
+prose(t("ln.experiment_text"))
 st.slider(t("ln.layers"), 1, MAX_LAYERS, step=1, help=t("ln.layers_help"), **state.bind("ln_layers"))
 n_layers = int(ss["ln_layers"])
 d_exp = min(settings.d_model, EXP_MAX_D)
@@ -245,7 +246,7 @@ ratios = {w: G[w][-1] / max(G[w][0], 1e-300) for w in ("pre", "post")}
 st.markdown(t("ln.experiment_result", n=n_layers, pre_first=f"{G['pre'][0]:.4f}", pre_last=f"{G['pre'][-1]:.4f}",
               post_first=f"{G['post'][0]:.4f}", post_last=f"{G['post'][-1]:.4f}",
               pre_ratio=f"{ratios['pre']:.2f}", post_ratio=f"{ratios['post']:.2f}"))
-st.markdown(t("ln.xiong"))
+prose(t("ln.xiong"))
 
 panels.show_code(core.LayerNorm, trace, _Block.residual, gradient_norms_at_init, parameter_gradient_norm)
 

@@ -14,6 +14,7 @@ from core.analysis import toy_embeddings
 from core.layers import ACTIVATION
 from ui import charts, panels, state, tokens
 from ui.i18n import current_language, md_escape, t
+from ui.presentation import prose
 
 MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
 MAX_LAYERS = 12
@@ -196,13 +197,13 @@ d, h, seed, device = settings.d_model, settings.heads, settings.seed, settings.d
 lang = settings.lang  # format functions get the language now: Streamlit may call them outside the run
 
 st.title(t("blocks.title"))
-st.markdown(t("blocks.intro"))
-words = tokens.sentence_tokens(settings.seq_len)
+prose(t("blocks.intro"))
+words = tokens.sentence_tokens(settings.seq_len, "blocks")
 st.caption(t("blocks.settings_note", d=d, h=h, seq_len=settings.seq_len, seed=seed))
 
 # ---- 1. the feed-forward network ------------------------------------------------------------------------
 st.header(t("blocks.ffn_header"))
-st.markdown(t("blocks.ffn_intro"))
+prose(t("blocks.ffn_intro"))
 st.latex(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \quad W_1 \in \mathbb{R}^{d_{model} \times d_{ff}},"
          r"\ W_2 \in \mathbb{R}^{d_{ff} \times d_{model}}")
 st.latex(r"\mathrm{ReLU}(z) = \max(0, z), \qquad \mathrm{GELU}(z) = z\,\Phi(z)")
@@ -241,7 +242,7 @@ for matrix, title, key, caption in (
 
 # ---- 2. dropout ---------------------------------------------------------------------------------------
 st.header(t("blocks.dropout_header"))
-st.markdown(t("blocks.dropout_intro"))
+prose(t("blocks.dropout_intro"))
 st.latex(rf"\text{{{t('blocks.train_word')}: }} \mathrm{{Dropout}}(x)_i = \frac{{m_i\, x_i}}{{1 - p}},\ "
          rf"m_i \sim \mathrm{{Bernoulli}}(1 - p) \qquad \text{{{t('blocks.eval_word')}: }} \mathrm{{Dropout}}(x) = x")
 p_col, mode_col = st.columns([3, 2], gap="large", vertical_alignment="bottom")
@@ -268,7 +269,7 @@ with drop_col:
 
 # ---- 3. residual connections ----------------------------------------------------------------------------
 st.header(t("blocks.residual_header"))
-st.markdown(t("blocks.residual_intro"))
+prose(t("blocks.residual_intro"))
 st.latex(rf"\text{{{t('blocks.pre_norm')}: }} x + \mathrm{{Dropout}}(\mathrm{{Sublayer}}(\mathrm{{LN}}(x))) \qquad"
          rf"\text{{{t('blocks.post_norm')}: }} \mathrm{{LN}}(x + \mathrm{{Dropout}}(\mathrm{{Sublayer}}(x)))")
 n_col, norm_col = st.columns(2, gap="large")
@@ -300,7 +301,7 @@ if settings.show_numbers:
 
 # ---- 4. the encoder and decoder layers, traced ----------------------------------------------------------
 st.header(t("blocks.layers_header"))
-st.markdown(t("blocks.layers_intro"))
+prose(t("blocks.layers_intro"))
 st.text_input(t("blocks.target"), max_chars=TARGET_MAX_CHARS, help=t("blocks.target_help", n=settings.seq_len),
               **state.bind("blk_target_text"))
 if ss["blk_target_text"].split():
@@ -353,8 +354,8 @@ panel(matrix, f"{t(KIND[kind])}: {name}", "blk_traced", rows, cols,
 
 # ---- 5. the GPT-2 block and the three families ---------------------------------------------------------
 st.header(t("blocks.gpt2_header"))
-st.markdown(t("blocks.gpt2_intro"))
-st.markdown(t("blocks.gpt2_built"))
+prose(t("blocks.gpt2_intro"))
+prose(t("blocks.gpt2_built"))
 gx, gy, counts = gpt2_block(seed, device)
 config_col, build_col = st.columns(2, gap="large")
 with config_col:

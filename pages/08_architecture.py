@@ -12,6 +12,7 @@ import core
 from core import costs
 from ui import charts, panels, state
 from ui.i18n import t
+from ui.presentation import prose
 
 LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
 COURSE = {"d_model": 512, "heads": 8, "d_ff": 2048, "layers": 6}
@@ -111,10 +112,10 @@ ss.setdefault("arch_tgt_vocab", PAPER_VOCAB)
 ss.setdefault("arch_pre_norm", True)
 
 st.title(t("arch.title"))
-st.markdown(t("arch.intro"))
+prose(t("arch.intro"))
 st.latex(r"\mathrm{Transformer}(X, Y) = \mathrm{Generator}\big(\mathrm{Decoder}(\mathrm{Encoder}(X),\, Y)\big),"
          r"\qquad P(y_t \mid y_{<t}, X) = \mathrm{softmax}\big(h_t\, E_{\mathrm{tgt}}^{\top} + b\big)")
-st.markdown(t("arch.equation"))
+prose(t("arch.equation"))
 
 st.subheader(t("arch.controls_header"))
 col1, col2, col3 = st.columns(3, gap="large")
@@ -152,11 +153,11 @@ except ValueError:
     st.stop()
 
 st.subheader(t("arch.diagram_header"))
-st.markdown(t("arch.diagram_intro", n=n))
+prose(t("arch.diagram_intro", n=n))
 st.graphviz_chart(diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), width="content")
 
 st.subheader(t("arch.params_header"))
-st.markdown(t("arch.params_intro"))
+prose(t("arch.params_intro"))
 f = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm)
 w = costs.weight_only_layer(d, d_ff)
 components = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src + V_tgt)·d"),
@@ -215,7 +216,7 @@ with st.container(border=True):
                   six_rounded=dec(6 * round(cw["total"] / 1e6, 1))))
 
 st.subheader(t("arch.costs_header"))
-st.markdown(t("arch.costs_intro"))
+prose(t("arch.costs_intro"))
 st.slider(t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1], **state.bind(state.key("seq_len"), widget="arch_w_seq_len"))
 n = int(ss[state.key("seq_len")])
 enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
@@ -245,7 +246,7 @@ st.altair_chart(charts.cost_curves(xs, curves, marks, x_title=t("arch.axis_n"), 
                                    title=t("arch.chart_title", d=d, d_ff=d_ff),
                                    colors=[charts.PALETTE["query"], charts.PALETTE["value"],
                                            charts.PALETTE["highlight"]]), width="content")
-st.markdown(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
+prose(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
 
 mem = costs.layer_memory(n, d, h, d_ff)
 mem_rows = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation", "arch.mem_activation", "n·d"),
@@ -267,7 +268,7 @@ st.table(pd.DataFrame({
     t("arch.rnn_col_attention_now", n=n, d=d): [num(n * n * d), "1", "1"],
     t("arch.rnn_col_rnn"): ["O(n·d²)", "O(n)", "O(n)"],
     t("arch.rnn_col_rnn_now", n=n, d=d): [num(n * d * d), num(n), num(n)]}).set_index(t("arch.rnn_col_property")))
-st.markdown(t("arch.rnn_note"))
+prose(t("arch.rnn_note"))
 
 st.subheader(t("arch.sizes_header"))
 st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
@@ -276,8 +277,8 @@ st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
                        t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
 paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
                   False)
-st.markdown(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
-              src=num(paper["src_embed"])))
+prose(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
+        src=num(paper["src_embed"])))
 
 panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, core.count_parameters,
                  costs.encoder_layer_macs, costs.decoder_layer_macs)

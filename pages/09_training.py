@@ -20,6 +20,7 @@ from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError, make_task
 from core.train import PRESETS, Trainer, evaluate, learning_rate, model_config, predict, sequence_loss
 from ui import charts, models, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, KINDS, Run, attention_maps
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
@@ -65,6 +66,8 @@ def wanted() -> dict:
 
 def start() -> None:
     run = ss.get(models.RUN_KEY)
+    if ss.get("train_loaded") != (ss["train_task"], ss["train_preset"]):
+        load_preset()  # a task picked just before this click: its preset first (the script loads it later)
     if run is None:
         run = ss[models.RUN_KEY] = Run.new(device=settings.device, **wanted())
         ss["train_built_from"] = wanted()
@@ -336,10 +339,10 @@ if ss.get("train_loaded") != (ss["train_task"], ss["train_preset"]):
     load_preset()
 
 st.title(t("train.title"))
-st.markdown(t("train.intro"))
+prose(t("train.intro"))
 st.latex(r"\mathcal{L} = -\frac{1}{|T|}\sum_{t \in T} \sum_{v} q_t(v) \log p_\theta(v \mid y_{<t}, x), \qquad "
          r"q_t = (1 - \varepsilon)\, \mathbb{1}[v = y_t] + \tfrac{\varepsilon}{V}")
-st.markdown(t("train.loss_text"))
+prose(t("train.loss_text"))
 
 st.subheader(t("train.setup_header"))
 setup_controls()
@@ -370,7 +373,7 @@ if run is not None:
     if run.running:
         st.caption(t("train.stale_caption", step=run.trainer.step))
     st.subheader(t("train.try_header"))
-    st.markdown(t("train.try_text"))
+    prose(t("train.try_text"))
     found = try_model(run)
     st.subheader(t("train.attention_header"))
     st.markdown(t("train.attention_text"))
@@ -387,7 +390,7 @@ if run is not None:
         st.markdown(t(f"train.errors_text_of.{run.trainer.task.name}"))
         errors_section(run)
     st.subheader(t("train.vocab_header"))
-    st.markdown(t("train.vocab_text"))
+    prose(t("train.vocab_text"))
     vocabulary_section(run)
     st.subheader(t("train.export_header"))
     export_cols = st.columns(2)

@@ -16,6 +16,7 @@ from core.sampling import apply_temperature, decode_steps, filter_logits, sample
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
 from ui import charts, models, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
 MAX_TOY, BOUND = 12, 50.0
@@ -124,11 +125,11 @@ for name, value in (("dec_temp", 1.0), ("dec_top_k", 3), ("dec_top_p", 0.9), ("d
     ss.setdefault(name, value)
 
 st.title(t("dec.title"))
-st.markdown(t("dec.intro"))
+prose(t("dec.intro"))
 st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}} \qquad S_k = \operatorname{top}_k(p) \qquad "
          r"S_p = \underset{S:\ \sum_{i \in S} p_i \,\ge\, p}{\arg\min} |S| \qquad "
          r"\tilde{p}_i = \begin{cases} p_i / \sum_{j \in S} p_j & i \in S \\ 0 & i \notin S \end{cases}")
-st.markdown(t("dec.equations"))
+prose(t("dec.equations"))
 
 # ---- part 1: a toy distribution ------------------------------------------------------------------------
 st.subheader(t("dec.toy_header"))
@@ -177,7 +178,7 @@ bars(left, counts, labels, t("dec.chart_draws", n=n_draws, seed=settings.seed), 
      kept=kept["all"], domain=None, value_format=".0f", color=charts.PALETTE["value"],
      value_title=t("dec.col_draws"), ghost_title=t("dec.col_expected"))
 with right:
-    st.markdown(t("dec.draws_text", n=n_draws))
+    prose(t("dec.draws_text", n=n_draws))
 if settings.show_numbers:
     table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {T:g}": P["temp"],
                         f"top-k (k = {k})": P["topk"], f"top-p (p = {p:g})": P["topp"], t("dec.col_all"): P["all"],
@@ -186,7 +187,7 @@ if settings.show_numbers:
 
 # ---- part 2: a trained model ---------------------------------------------------------------------------
 st.subheader(t("dec.model_header"))
-st.markdown(t("dec.model_text"))
+prose(t("dec.model_text"))
 choices = {c.id: c for c in models.choices()}
 ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "shipped:addition")
 if ss["dec_model"] not in choices:

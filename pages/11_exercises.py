@@ -17,6 +17,7 @@ from core.hooks import trace
 from core.layers import _Block
 from ui import panels, state
 from ui.i18n import current_language, md_escape, t
+from ui.presentation import prose
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
 DIMS, STATS, HIDDEN = ("d1", "d2"), ("μ", "s"), tuple(f"h{k}" for k in range(1, 9))
@@ -432,7 +433,7 @@ for q, *_ in QUESTIONS:
     ss.setdefault(f"ex_q_{q}", None)
 
 st.title(t("ex.title"))
-st.markdown(t("ex.intro"))
+prose(t("ex.intro"))
 score_slot = st.container(border=True)  # filled at the end, after this run's checks
 tol_col, own_col = st.columns(2, gap="large")
 tol_col.select_slider(t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}", help=t("ex.tolerance_help"),

@@ -26,6 +26,7 @@ from core.classifier import (
 )
 from ui import charts, panels, state
 from ui.i18n import t
+from ui.presentation import prose
 
 DEPTHS = (1, 2, 3, 4, 6)
 NORMS = {"pre": "clf.norm_pre", "post": "clf.norm_post"}  # placement -> its name in the catalog
@@ -205,13 +206,13 @@ ss.setdefault("clf_runs", {})
 ss.setdefault("clf_running", False)
 
 st.title(t("clf.title"))
-st.markdown(t("clf.intro"))
+prose(t("clf.intro"))
 st.latex(r"h = \mathrm{Encoder}_N\big(\sqrt{d}\,E[x] + PE\big) \qquad \bar{h} = \frac{1}{|R|}\sum_{i \in R} h_i"
          r"\qquad p(c \mid x) = \mathrm{softmax}(W \bar{h} + b)")
-st.markdown(t("clf.equation_text"))
+prose(t("clf.equation_text"))
 
 st.subheader(t("clf.task_header"))
-st.markdown(t("clf.task_text", length=LENGTH))
+prose(t("clf.task_text", length=LENGTH))
 st.slider(t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"), **state.bind("clf_minority"))
 minority = int(ss["clf_minority"])
 for c, text in example_sequences(minority, settings.seed):
@@ -220,7 +221,7 @@ st.caption(t("clf.task_easy") if minority == 0 else
            t("clf.task_hard", m=minority, majority=LENGTH - minority, length=LENGTH))
 
 st.subheader(t("clf.grid_header"))
-st.markdown(t("clf.grid_text"))
+prose(t("clf.grid_text"))
 left, right = st.columns(2, gap="large")
 with left:
     st.multiselect(t("clf.depths"), DEPTHS, help=t("clf.depths_help"), **state.bind("clf_depths"))
@@ -263,7 +264,7 @@ tex = {name: f"{value:,}".replace(",", "{,}") for name, value in parts.items()} 
 st.latex(rf"P(N) = \underbrace{{V d}}_{{{tex['embeddings']}}} + N\,\underbrace{{\big[4(d^2 + d) + 2 d\,d_{{ff}}"
          rf" + d_{{ff}} + d + 4d\big]}}_{{{tex['layers']}}} + \underbrace{{2d}}_{{{tex['final_norm']}}}"
          rf" + \underbrace{{2d + 2}}_{{{tex['head']}}}")
-st.markdown(t("clf.params_text"))
+prose(t("clf.params_text"))
 
 panels.show_code(RangeTask.sample, EncoderClassifier.forward, mean_pool, ClassifierRun.train_step, advance)
 

@@ -17,6 +17,7 @@ from core.hooks import trace
 from core.model import Embeddings, EncoderOnly
 from ui import charts, panels, state
 from ui.i18n import md_escape, t
+from ui.presentation import prose
 
 DEFAULT_A = "The animal didn't cross the street because it was too tired"
 DEFAULT_LIST = ("A man is playing a guitar.", "Someone is playing an instrument.", "The cat sleeps on the sofa.",
@@ -97,7 +98,8 @@ def pattern_table(patterns: dict, layer_names: list[str], head_names: list[str])
     df = pd.DataFrame({t("real.col_layer"): names["layer"], t("real.col_head"): names["head"],
                        t("real.col_mostly"): label, t("real.col_score"): top})
     for k, p in enumerate(pretrained.PATTERNS):
-        df[t(PATTERN_NAMES[p])] = scores[:, k]
+        if np.isfinite(scores[:, k]).any():  # a pattern this text cannot show (no word of 2+ pieces...) is left out
+            df[t(PATTERN_NAMES[p])] = scores[:, k]
     return df
 
 
@@ -129,15 +131,15 @@ model, tokenizer, _ = minilm()
 cfg = model.cfg
 
 st.title(t("real.title"))
-st.markdown(t("real.intro"))
+prose(t("real.intro"))
 st.latex(r"X_0 = \mathrm{LN}(E_{\text{token}} + E_{\text{position}} + E_{\text{type}}) \qquad "
          r"H = \mathrm{LN}(X + \mathrm{MultiHead}(X)) \qquad X' = \mathrm{LN}(H + \mathrm{FFN}_{\mathrm{GELU}}(H))")
 st.latex(r"e = \frac{1}{n}\sum_{i=1}^{n} x_i^{(6)} \qquad \cos(e_a, e_b) = \frac{e_a \cdot e_b}{\lVert e_a\rVert\,"
          r"\lVert e_b\rVert}")
 params = core.count_parameters(model)["total"]
-st.markdown(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_ff=cfg.d_ff,
-              vocab=f"{cfg.src_vocab:,}", params=f"{params:,}", max_len=cfg.max_len,
-              eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
+prose(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_ff=cfg.d_ff,
+        vocab=f"{cfg.src_vocab:,}", params=f"{params:,}", max_len=cfg.max_len,
+        eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
 
 st.subheader(t("real.input_header"))
 st.text_input(t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), **state.bind("real_text_a"))
@@ -156,7 +158,7 @@ layer_names = [t("real.layer", i=i + 1) for i in range(cfg.n_layers)]
 head_names = [t("real.head", k=k + 1) for k in range(cfg.n_heads)]
 
 st.subheader(t("real.tokens_header"))
-st.markdown(t("real.tokens_text", n=n, max=MAX_TOKENS))
+prose(t("real.tokens_text", n=n, max=MAX_TOKENS))
 words = ["" if w is None else str(w + 1) for w in R["words"]]
 rows = {t("real.col_token"): tokens, t("real.col_id"): [str(i) for i in R["ids"]],
         t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
@@ -166,7 +168,7 @@ if unknown:
     st.info(t("real.unknown", n=unknown), icon=":material/help:")
 
 st.subheader(t("real.model_view_header"))
-st.markdown(t("real.model_view_text"))
+prose(t("real.model_view_text"))
 hide = st.toggle(t("real.hide_special"), help=t("real.hide_special_help"), **state.bind("real_hide_special"))
 shown_w = without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
 shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
@@ -176,13 +178,13 @@ st.altair_chart(charts.attention_grid(shown_w, layer_names, head_names, value_ti
 st.caption(t("real.model_view_caption_hidden" if hide else "real.model_view_caption", n=len(shown_labels)))
 
 st.subheader(t("real.special_header"))
-st.markdown(t("real.special_text"))
+prose(t("real.special_text"))
 share = R["patterns"]["special"]  # (L, h)
 panels.matrix_panel(share, title=t("real.special_title"), key="real_special", row_labels=layer_names,
                     col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)], scale="weights", max_width=700)
 
 st.subheader(t("real.patterns_header"))
-st.markdown(t("real.patterns_text", mostly=MOSTLY))
+prose(t("real.patterns_text", mostly=MOSTLY))
 table = pattern_table(R["patterns"], layer_names, head_names)
 st.dataframe(table, hide_index=True, key="real_patterns", height=300,
              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[3:]})
@@ -223,8 +225,8 @@ with c1:
 with c2:
     hi = st.selectbox(t("real.pick_head"), range(cfg.n_heads), format_func=lambda k: head_names[k],
                       **state.bind("real_head"))
-st.markdown(t("real.one_head_text", layer=li + 1, head=hi + 1, d_k=cfg.d_k, lo=hi * cfg.d_k + 1,
-              hi=(hi + 1) * cfg.d_k))
+prose(t("real.one_head_text", layer=li + 1, head=hi + 1, d_k=cfg.d_k, lo=hi * cfg.d_k + 1,
+        hi=(hi + 1) * cfg.d_k))
 dims = [f"d{j + 1}" for j in range(cfg.d_k)]
 q, k, scores, weights = (R[name][li, hi] for name in ("q", "k", "scores", "weights"))
 left, right = st.columns(2, gap="large")
@@ -240,7 +242,7 @@ panel(weights, title=t("real.weights_title"), key="real_weights", rows=labels, c
       caption=t("real.weights_caption", error=f"{np.abs(weights.sum(axis=1) - 1).max():.1e}"))
 
 st.subheader(t("real.similarity_header"))
-st.markdown(t("real.similarity_text"))
+prose(t("real.similarity_text"))
 st.text_area(t("real.sentences"), help=t("real.sentences_help", max=MAX_SENTENCES, chars=MAX_CHARS), height=160,
              **state.bind("real_list"))
 lines = [line.strip() for line in ss["real_list"].splitlines() if line.strip()]

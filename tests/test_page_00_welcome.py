@@ -134,7 +134,7 @@ def test_the_view_link_carries_the_shared_settings_and_follows_them():
     at = start()
     assert query_of(at.code[0].value) == {name: at.query_params[name] for name in query_of(at.code[0].value)}
     assert query_of(at.code[0].value) == {"lang": "en", "seed": "0", "d_model": "64", "heads": "4", "seq_len": "8",
-                                          "mask": "none"}
+                                          "mask": "none", "present": "0"}
     at.number_input(key="w_cfg_seed").set_value(7).run()
     at.number_input(key="w_cfg_d_model").set_value(96).run()
     at.sidebar.radio[0].set_value("es").run()

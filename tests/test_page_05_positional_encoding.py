@@ -250,7 +250,7 @@ def test_odd_d_model_one_token_and_an_empty_sentence():
     assert_clean(at)
     infos = [i.value for i in at.info]
     assert t("pe.order_one_token", lang="es") in infos and t("pe.odd_d", lang="es", d=9) in infos
-    at.text_input(key="w_cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
+    widget(at, "text_input", "w_cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
     assert_clean(at)
     assert at.warning and frames(at, "es")["index"].index.tolist() == ["hola"]
 

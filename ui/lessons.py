@@ -3,7 +3,7 @@
 Read by app.py (the navigation), by the welcome page (its diagram and lesson map) and by tests and scripts, which
 can import this module; importing app.py would run the app. A lesson is one line in `PAGES`.
 """
-SECTIONS = ("start", "attention", "blocks", "model", "practice")  # navigation order; keys of nav.* in the catalogs
+SECTIONS = ("start", "attention", "blocks", "model", "practice", "real")  # navigation order; keys of nav.* in the catalogs
 # (section, file, title key, icon, url path). Only pages that exist and work are listed.
 # A url path must differ from the file's name without its number ("similarity" for 01_similarity.py):
 # until st.navigation first runs in a process (and in every AppTest run) Streamlit still serves the old
@@ -19,9 +19,9 @@ PAGES = (
     ("blocks", "pages/06_layer_norm.py", "ln.nav_title", ":material/equalizer:", "layer-normalization"),
     ("blocks", "pages/07_blocks.py", "blocks.nav_title", ":material/stacks:", "encoder-decoder-blocks"),
     ("model", "pages/08_architecture.py", "arch.nav_title", ":material/account_tree:", "whole-transformer"),
-    ("model", "pages/13_real_model.py", "real.nav_title", ":material/psychology:", "real-pretrained-model"),
     ("practice", "pages/09_training.py", "train.nav_title", ":material/model_training:", "train-a-transformer"),
     ("practice", "pages/10_decoding.py", "dec.nav_title", ":material/alt_route:", "decoding-strategies"),
     ("practice", "pages/11_exercises.py", "ex.nav_title", ":material/edit_note:", "worked-exercises"),
     ("practice", "pages/12_classifier.py", "clf.nav_title", ":material/stacked_line_chart:", "depth-experiment"),
+    ("real", "pages/13_real_model.py", "real.nav_title", ":material/psychology:", "real-pretrained-model"),
 )

@@ -27,9 +27,11 @@ SEQ_LEN_RANGE = (2, 64)
 SEED_RANGE = (0, 2**31 - 1)
 MAX_HEADS = 16
 MASKS = ("none", "causal", "padding", "both")
-URL_NAMES = ("lang", "seed", "d_model", "heads", "seq_len", "mask")
+FLAGS = MappingProxyType({"1": True, "true": True, "0": False, "false": False})  # on/off in a link
+URL_NAMES = ("lang", "seed", "d_model", "heads", "seq_len", "mask", "present")
 DEFAULTS: Mapping[str, Any] = MappingProxyType({"lang": "en", "seed": 0, "d_model": 64, "heads": 4, "seq_len": 8,
-                                                "mask": "none", "device": "auto", "show_numbers": False})
+                                                "mask": "none", "device": "auto", "show_numbers": False,
+                                                "present": False})
 _READY = "cfg_ready"
 _PROBLEMS = "cfg_problems"
 
@@ -49,6 +51,7 @@ class Settings:
     heads: int
     seq_len: int
     mask: str
+    present: bool = False  # presentation mode (ui/presentation.py)
 
 
 # ---- validation (pure functions: no Streamlit) ----------------------------------------------------------
@@ -66,6 +69,11 @@ def closest_heads(d_model: int, heads: int) -> int:
 def language_from_locale(locale: str | None) -> str:
     """``es``, ``es-ES``, ``es_419``... give Spanish; anything else (or nothing) gives English."""
     return "es" if locale and locale.lower().startswith("es") else "en"
+
+
+def url_text(value: Any) -> str:
+    """A setting as it is written in a link: on/off as 1/0, anything else as its text."""
+    return ("1" if value else "0") if isinstance(value, bool) else str(value)
 
 
 def _as_int(raw: str, lo: int, hi: int) -> int | None:
@@ -99,6 +107,13 @@ def read_url(params: Mapping[str, str], locale: str | None = None) -> tuple[dict
                 values[name] = params[name]
             else:
                 reject(name, "state.allowed_choice", choices=", ".join(choices))
+    if "present" in params:
+        flag = FLAGS.get(str(params["present"]).strip().lower())
+        if flag is None:
+            reject("present", "state.allowed_choice", choices=", ".join(FLAGS))
+            problems[-1]["fallback"] = url_text(values["present"])  # as a link writes it
+        else:
+            values["present"] = flag
     d_model = values["d_model"]
     requested = _as_int(params["heads"], 1, MAX_HEADS) if "heads" in params else None
     if requested in heads_options(d_model):
@@ -136,7 +151,7 @@ def init() -> None:
         ss[_PROBLEMS] = problems
         ss[_READY] = True
     for name in URL_NAMES:
-        text = str(ss[key(name)])
+        text = url_text(ss[key(name)])
         if st.query_params.get(name) != text:
             st.query_params[name] = text
 
@@ -161,7 +176,8 @@ def current() -> Settings:
         device = core.default_device()
     return Settings(lang=ss[key("lang")], seed=int(ss[key("seed")]), device=device,
                     show_numbers=bool(ss[key("show_numbers")]), d_model=int(ss[key("d_model")]),
-                    heads=int(ss[key("heads")]), seq_len=int(ss[key("seq_len")]), mask=ss[key("mask")])
+                    heads=int(ss[key("heads")]), seq_len=int(ss[key("seq_len")]), mask=ss[key("mask")],
+                    present=bool(ss[key("present")]))
 
 
 def _fix_heads() -> None:
@@ -210,6 +226,7 @@ def sidebar() -> None:
         st.radio(t("sidebar.language"), LANGUAGES, format_func=lambda code: t(f"lang.{code}", lang), horizontal=True,
                  **bind(LANG_KEY))
         st.toggle(t("sidebar.show_numbers"), help=t("sidebar.show_numbers_help"), **bind(key("show_numbers")))
+        st.toggle(t("present.toggle"), help=t("present.toggle_help"), **bind(key("present")))
         with st.expander(t("sidebar.lesson_settings"), icon=":material/tune:"):
             st.caption(t("sidebar.lesson_settings_help"))
             st.number_input(t("sidebar.d_model"), min_value=D_MODEL_RANGE[0], max_value=D_MODEL_RANGE[1], step=8,
