@@ -1,0 +1,83 @@
+"""Lesson 13 (MiniLM-L6) in a real browser: empty, one-word, 128-token and non-Latin sentences, in English and
+Spanish, render with no error box and the right token count (the AppTest version is test_page_13_real_model.py).
+Needs Debian's Chromium, like tests/test_browser.py.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from scripts.browser import (CHROMIUM, choose_spanish, language_control, launch_chromium, nav_pages, page_errors,
+                             running_app, wait_for_app)
+
+pytestmark = pytest.mark.browser
+REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
+URL_PATH = "/real-pretrained-model"
+# (text, tokens with [CLS] and [SEP]; None: refused with a message, the last valid sentence stays)
+INPUTS = {"empty": ("", None), "one word": ("hello", 3), "128 tokens": (" ".join(["a"] * 126), 128),
+          "Chinese": ("我喜欢学习自然语言处理", None), "Arabic": ("القطة تنام على الأريكة", None),
+          "emoji": ("😀🎉🚀 ok 👍🏽", None)}
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        return f"playwright is not importable ({error})"
+    return None
+
+
+MISSING = _missing()
+if MISSING and not REQUIRED:
+    pytest.skip(MISSING, allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    if MISSING:
+        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with running_app(tmp_path_factory.mktemp("streamlit-real")) as app, sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
+        page.set_default_timeout(60_000)
+        page.goto(app.url + "/", wait_until="domcontentloaded")  # "/" first: a fresh server's first deep link
+        wait_for_app(page)                                       # shows "page not found" (streamlit #9992)
+        yield page
+        browser.close()
+        assert "Traceback" not in app.log_path.read_text(errors="replace")
+
+
+def token_count(page) -> int:
+    """The "Your input is N tokens" sentence of the tokens section (either language)."""
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    return int(re.search(r"(?:Your input is|Tu entrada tiene) (\d+) tokens", text).group(1))
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_real_model_page_takes_any_sentence(page, lang):
+    if lang == "es":
+        choose_spanish(page, language_control(page))
+        wait_for_app(page)
+    nav_pages(page)  # expands the sidebar's "View more", behind which the last lessons hide
+    page.locator(f'[data-testid="stSidebarNavLink"][href$="{URL_PATH}"]').click()
+    page.wait_for_function("path => location.pathname.endsWith(path)", arg=URL_PATH)
+    wait_for_app(page)
+    box = page.get_by_role("textbox").first
+    for name, (text, tokens) in INPUTS.items():
+        box.fill(text)
+        box.press("Enter")
+        page.wait_for_timeout(500)
+        wait_for_app(page)
+        assert page_errors(page) == [], name
+        assert page.locator('[data-testid="stMain"] h1').count(), name
+        if tokens is not None:
+            assert token_count(page) == tokens, name
+        if name == "empty":
+            assert page.locator('[data-testid="stAlert"]').count(), "an empty sentence gets a message"
