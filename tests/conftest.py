@@ -2,6 +2,7 @@
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,3 +48,55 @@ def start_page(path, *, lang: str = "en", numbers: bool = True, state: dict | No
     if lesson is not None:
         at.switch_page(lesson).run()
     return at
+
+
+# ---- browser tests -------------------------------------------------------------------------------------
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (no Debian Chromium, no playwright), or None."""
+    from scripts.browser import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        return f"playwright is not importable ({error}); pip install -r requirements-dev.txt"
+    return None
+
+
+def require_browser(module_level: bool = True) -> None:
+    """Skip a browser test (its whole module by default) when the browser is missing; fail instead under
+    REQUIRE_BROWSER=1 (CI), where a missing browser must not pass as a skip."""
+    import os
+
+    import pytest
+
+    missing = browser_missing()
+    if missing is None:
+        return
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REQUIRE_BROWSER=1 but {missing}", pytrace=False)
+    pytest.skip(missing, allow_module_level=module_level)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """`streamlit run app.py` on a free port, one per test module (see scripts/browser.py)."""
+    from scripts.browser import running_app
+
+    with running_app(tmp_path_factory.mktemp("streamlit")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(app):
+    """Debian's Chromium driven by playwright, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.browser import launch_chromium
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()

@@ -7,55 +7,23 @@ On a failure the page is saved as a full-page screenshot; the message gives its 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import time
 from pathlib import Path
 
 import pytest
 
-from scripts.browser import (CHROMIUM, NAV_LINKS, choose_spanish, language_control, launch_chromium, main_language,
-                             nav_pages, page_errors, page_slug, running_app, wait_for_app, with_query)
+from scripts.browser import (NAV_LINKS, choose_spanish, language_control, main_language,
+                             nav_pages, page_errors, page_slug, wait_for_app, with_query)
+from conftest import require_browser
 
 pytestmark = pytest.mark.browser
-REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 ENGLISH_SECTIONS = ("Start", "Attention", "Building blocks", "The whole model", "Practice", "A real model")
 SECTIONS = {"en": "Start", "es": "Inicio"}  # the first section, in each language
 SECTIONS_OTHER = {"en": ("Atención",), "es": ENGLISH_SECTIONS}  # must not appear in that language
 TEST_BUDGET_SECONDS = 15 * 60  # one walk through every page; a hang must not eat the CI budget
 
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not importable ({error}); pip install -r requirements-dev.txt"
-    return None
-
-
-MISSING = _missing()
-if MISSING and not REQUIRED:
-    pytest.skip(MISSING, allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    if MISSING:
-        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
-    with running_app(tmp_path_factory.mktemp("streamlit")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser(app):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+require_browser()
 
 
 @pytest.fixture

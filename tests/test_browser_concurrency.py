@@ -29,13 +29,13 @@ import numpy as np
 import pytest
 
 from core.train import PRESETS, Trainer, evaluate
-from scripts.browser import CHROMIUM, NAV_LINKS, NAV_VIEW_MORE, launch_chromium, main_language, page_errors, running_app
+from scripts.browser import NAV_LINKS, NAV_VIEW_MORE, launch_chromium, main_language, page_errors
 from ui.i18n import t
 from ui.lessons import PAGES
 from ui.training import EVAL_EXAMPLES, EVAL_SEED
+from conftest import require_browser
 
 pytestmark = pytest.mark.browser
-REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 DRIVER = os.environ.get("CONCURRENCY_DRIVER", "round-robin")  # or "threads"
 TEST_BUDGET_SECONDS = 6 * 60  # all eight sessions, from the first page load to the last check
 WAIT_SECONDS = 150  # any single wait for a page run (seen: up to 30 s with eight sessions on a loaded machine)
@@ -46,21 +46,7 @@ VIEWPORT = {"width": 1400, "height": 1000}
 TITLES = {"train": re.compile("Train a small Transformer"), "clf": re.compile("encoder classifier")}
 WORDS = {"en": {"settings": "Lesson settings", "seed": "Random seed"},
          "es": {"settings": "Ajustes de las lecciones", "seed": "Semilla aleatoria"}}
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not importable ({error}); pip install -r requirements-dev.txt"
-    return None
-
-
-MISSING = _missing()
-if MISSING and not REQUIRED:
-    pytest.skip(MISSING, allow_module_level=True)
+require_browser()
 
 
 # ---- polling a page without blocking -----------------------------------------------------------------------
@@ -495,14 +481,6 @@ def reference_run(task: str, seed: int, steps: int) -> dict[str, str]:
 
 
 # ---- the test ------------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    if MISSING:
-        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
-    with running_app(tmp_path_factory.mktemp("streamlit-concurrency")) as running:
-        yield running
-
 
 TRAINERS = {"train-parser": ("parser", 55, 120), "train-copy": ("copy", 66, 200)}  # task, seed, training steps
 

@@ -4,43 +4,25 @@ Needs Debian's Chromium, like tests/test_browser.py.
 """
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
-from scripts.browser import (CHROMIUM, choose_spanish, language_control, launch_chromium, nav_pages, page_errors,
+from scripts.browser import (choose_spanish, language_control, launch_chromium, nav_pages, page_errors,
                              running_app, wait_for_app)
+from conftest import require_browser
 
 pytestmark = pytest.mark.browser
-REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 URL_PATH = "/real-pretrained-model"
 # (text, tokens with [CLS] and [SEP]; None: refused with a message, the last valid sentence stays)
 INPUTS = {"empty": ("", None), "one word": ("hello", 3), "128 tokens": (" ".join(["a"] * 126), 128),
           "Chinese": ("我喜欢学习自然语言处理", None), "Arabic": ("القطة تنام على الأريكة", None),
           "emoji": ("😀🎉🚀 ok 👍🏽", None)}
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not importable ({error})"
-    return None
-
-
-MISSING = _missing()
-if MISSING and not REQUIRED:
-    pytest.skip(MISSING, allow_module_level=True)
+require_browser()
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    if MISSING:
-        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with running_app(tmp_path_factory.mktemp("streamlit-real")) as app, sync_playwright() as playwright:

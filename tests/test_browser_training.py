@@ -7,54 +7,20 @@ repeated chunk, would change it. Needs Debian's Chromium, like tests/test_browse
 """
 from __future__ import annotations
 
-import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 
 from core.train import PRESETS, Trainer, evaluate
-from scripts.browser import CHROMIUM, launch_chromium, page_errors, running_app, wait_for_app
+from scripts.browser import page_errors, wait_for_app
 from ui.training import EVAL_EXAMPLES, EVAL_SEED
+from conftest import require_browser
 
 pytestmark = pytest.mark.browser
-REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 URL_PATH = "/train-a-transformer"
 TRAINING_BUDGET_SECONDS = 240  # a fast preset finishes in well under a minute even with two sessions at once
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not importable ({error})"
-    return None
-
-
-MISSING = _missing()
-if MISSING and not REQUIRED:
-    pytest.skip(MISSING, allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    if MISSING:
-        pytest.fail(f"REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
-    with running_app(tmp_path_factory.mktemp("streamlit-training")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser(app):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+require_browser()
 
 
 def new_page(browser):

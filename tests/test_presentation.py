@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import start_page
+from conftest import require_browser, start_page
 from streamlit.testing.v1 import AppTest
 
 from ui import presentation, state
@@ -221,24 +221,12 @@ SIZES_JS = """() => {
 }"""
 
 
-def _browser_missing() -> str | None:
-    from scripts.browser import CHROMIUM
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not importable ({error})"
-    return None
-
 
 @pytest.mark.browser
 def test_in_the_browser_it_is_larger_fits_and_the_arrow_keys_switch_lessons(tmp_path):
     """Lesson 6 at 1400 x 1000: every kind of content grows, nothing sticks out sideways, and the arrow keys
     switch lessons on the page but move a slider or a table's selection when those have the focus."""
-    missing = _browser_missing()
-    if missing:
-        pytest.skip(missing)
+    require_browser(module_level=False)
     from playwright.sync_api import sync_playwright
 
     from scripts.browser import NAV_LINKS, launch_chromium, nav_pages, running_app, wait_for_app
