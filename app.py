@@ -9,9 +9,12 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import presentation, state
+from ui import links, presentation, state
 from ui.i18n import t
-from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
+from ui.lessons import (  # the lessons, in order; a lesson is one line there
+    PAGES,
+    SECTIONS,
+)
 
 ROOT = Path(__file__).resolve().parent
 
@@ -40,6 +43,10 @@ with st.sidebar:
     st.markdown(f"### {t('app.title')}")
 state.sidebar()
 with st.sidebar:
+    share = st.container()  # filled after the page: the link then holds the page's own settings
     st.caption(t("app.sidebar_caption"))
 page.run()
+links.finish()
+with share:
+    links.share()
 presentation.lesson_buttons(page, [p for pages in sections.values() for p in pages])  # in the sidebar's order

@@ -7,12 +7,11 @@ the app afresh in a new session, and everything the learner did is gone.) Run on
 navigation, the lessons are not registered pages: their names are shown without links, with a note saying why.
 """
 from pathlib import Path
-from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from ui import state
+from ui import links, state
 from ui.charts import PALETTE
 from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS
@@ -136,13 +135,6 @@ def lesson_map() -> list[bool | None]:
     return linked
 
 
-def view_link() -> str:
-    """The address of this view: the app's URL (when the browser sent it) and the shared settings as a query."""
-    query = urlencode({name: state.url_text(st.session_state[state.key(name)]) for name in state.URL_NAMES})
-    base = st.context.url  # None in AppTest
-    return f"{base.rstrip('/')}/?{query}" if base else f"?{query}"
-
-
 settings = state.settings()
 st.html(style())
 st.title(t("welcome.title"))
@@ -165,7 +157,7 @@ with st.container(border=True):
     st.markdown(t("welcome.howto_points", show_numbers=t("sidebar.show_numbers"),
                   lesson_settings=t("sidebar.lesson_settings"), show_code=t("common.show_code")))
     st.markdown(t("welcome.link_label"))
-    st.code(view_link(), language=None, wrap_lines=True)
+    st.code(links.view_url(), language=None, wrap_lines=True)
 
 if False in linked:
     standalone_note.info(t("welcome.standalone"), icon=":material/link_off:")

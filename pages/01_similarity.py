@@ -10,7 +10,7 @@ import streamlit as st
 import torch
 
 import core
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -68,9 +68,9 @@ prose(t("sim.equations"))
 st.subheader(t("sim.vectors_header"))
 editor_col, controls_col = st.columns([3, 2], gap="large")
 with controls_col:
-    st.number_input(t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("sim.dims_help"), width=260,
-                    **state.bind("sim_dims"))
-    st.toggle(t("sim.scale"), help=t("sim.scale_help"), **state.bind("sim_scale"))
+    links.control(st.number_input, t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("sim.dims_help"),
+                  width=260, setting="sim_dims")
+    links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
     st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
     st.caption(t("sim.editor_help", max=MAX_WORDS, bound=f"{BOUND:g}"))
 with editor_col:
@@ -107,8 +107,8 @@ for slot, (matrix, title, key, columns, scale, caption) in zip(slots, panels_spe
 st.subheader(t("sim.one_word_header"))
 if ss["sim_word"] >= n:
     ss["sim_word"] = 0
-i = st.selectbox(t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320,
-                 **state.bind("sim_word", identity=tuple(words)))
+i = links.control(st.selectbox, t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320,
+                  setting="sim_word", identity=tuple(words))
 st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
 weights_col, parts_col = st.columns(2, gap="large")
 with weights_col:

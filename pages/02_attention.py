@@ -12,9 +12,14 @@ import streamlit as st
 import torch
 
 import core
-from core.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
+from core.analysis import (
+    entropy,
+    scaling_experiment,
+    seeded_linear_weights,
+    toy_embeddings,
+)
 from core.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
-from ui import charts, panels, state, tokens
+from ui import charts, links, panels, scenes, state, tokens
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -107,8 +112,8 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
     ss = st.session_state
     if ss["qkv_query"] >= n:
         ss["qkv_query"] = 0
-    i = st.selectbox(t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}", width=320,
-                     **state.bind("qkv_query", identity=tuple(words)))
+    i = links.control(st.selectbox, t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}",
+                      width=320, setting="qkv_query", identity=tuple(words))
     prose(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
     products = M["Q"][i][None, :] * M["K"]  # (n, d_k): q_i ⊙ k_j, one row per key
     sums = products.sum(axis=1)  # (n,) = row i of Q Kᵀ
@@ -138,7 +143,7 @@ def scaling(seed: int) -> None:
     moving the d_k slider reruns only this part of the page."""
     st.subheader(t("qkv.scaling_header"))
     prose(t("qkv.scaling_text"))
-    dk = st.select_slider(t("qkv.dk"), D_KS, help=t("qkv.dk_help"), width=520, **state.bind("qkv_dk"))
+    dk = links.control(st.select_slider, t("qkv.dk"), D_KS, help=t("qkv.dk_help"), width=520, setting="qkv_dk")
     exp = scaling_experiment(dk, N_KEYS, seed=seed)
     key_labels = [f"k{j + 1}" for j in range(N_KEYS)]
     sides = (("raw", exp.raw_scores, exp.raw_variance), ("scaled", exp.scaled_scores, exp.scaled_variance))
@@ -173,6 +178,13 @@ def scaling(seed: int) -> None:
     prose(t("qkv.gradient_text", d_k=dk, raw=norms["raw"], scaled=norms["scaled"]))
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "saturation": {"qkv_dk": 512},
+    "tied": {"qkv_tied": True},
+    "causal": {"cfg_mask": "causal", "qkv_tied": False},
+    "one_head": {"cfg_heads": 1, "qkv_tied": False},
+}
+
 settings = state.settings()
 ss = st.session_state
 ss.setdefault("qkv_tied", False)
@@ -180,6 +192,7 @@ ss.setdefault("qkv_query", 0)
 ss.setdefault("qkv_dk", 64)
 
 st.title(t("qkv.title"))
+scenes.picker("qkv", SCENES)
 prose(t("qkv.intro"))
 st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad "
          r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V")
@@ -190,7 +203,7 @@ prose(t("qkv.equations"))
 st.subheader(t("qkv.input_header"))
 words = tokens.sentence_tokens(settings.seq_len, "qkv")
 n = len(words)
-st.toggle(t("qkv.tied"), help=t("qkv.tied_help"), **state.bind("qkv_tied"))
+links.control(st.toggle, t("qkv.tied"), help=t("qkv.tied_help"), setting="qkv_tied")
 st.info(t("qkv.sizes", d_model=d_model, heads=heads, d_k=d_k, n=n), icon=":material/straighten:")
 causal = settings.mask in ("causal", "both")
 if settings.mask != "none":

@@ -14,7 +14,7 @@ from core import mask_conventions as conv
 from core.analysis import toy_embeddings
 from core.hooks import trace
 from core.masks import global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -182,8 +182,8 @@ st.subheader(t("masks.batch_header"))
 prose(t("masks.batch_intro"))
 text_col, controls_col = st.columns([3, 2], gap="large")
 with text_col:
-    st.text_area(t("masks.batch_label"), help=t("masks.batch_help", n=settings.seq_len), height=130,
-                 max_chars=MAX_CHARS, **state.bind("masks_batch_text"))
+    links.control(st.text_area, t("masks.batch_label"), help=t("masks.batch_help", n=settings.seq_len), height=130,
+                  max_chars=MAX_CHARS, setting="masks_batch_text")
     st.button(t("masks.batch_reset"), icon=":material/restart_alt:",
               on_click=lambda: ss.update(masks_batch_text=DEFAULT_BATCH, masks_batch=DEFAULT_BATCH))
 typed, problem = parse_batch(ss["masks_batch_text"])
@@ -202,13 +202,15 @@ batch, n = ids.shape
 ss["masks_sentence"] = min(ss["masks_sentence"], batch - 1)
 ss["masks_head"] = min(ss["masks_head"], settings.heads - 1)
 with controls_col:
-    st.selectbox(t("masks.mask_kind"), state.MASKS, format_func=lambda m: t(f"mask.{m}", lang),
-                 help=t("masks.mask_kind_help"), **state.bind(state.key("mask"), widget="masks_w_mask"))
-    b = st.selectbox(t("masks.sentence"), range(batch), **state.bind("masks_sentence", identity=tuple(map(tuple, sentences))),
-                     format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}")
-    h = st.selectbox(t("masks.head"), range(settings.heads), format_func=lambda k: t("masks.head_n", lang, k=k + 1),
-                     help=t("masks.head_help", d_model=settings.d_model, heads=settings.heads),
-                     **state.bind("masks_head", identity=(settings.heads,)))
+    links.control(st.selectbox, t("masks.mask_kind"), state.MASKS, format_func=lambda m: t(f"mask.{m}", lang),
+                  help=t("masks.mask_kind_help"), setting=state.key("mask"), key="masks_w_mask")
+    b = links.control(st.selectbox, t("masks.sentence"), range(batch),
+                      format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}", setting="masks_sentence",
+                      identity=tuple(map(tuple, sentences)))
+    h = links.control(st.selectbox, t("masks.head"), range(settings.heads),
+                      format_func=lambda k: t("masks.head_n", lang, k=k + 1),
+                      help=t("masks.head_help", d_model=settings.d_model, heads=settings.heads), setting="masks_head",
+                      identity=(settings.heads,))
 kind = settings.mask
 mask = batch_mask(ids, kind)
 steps = batch_attention(tokens, mask, settings)
@@ -291,8 +293,8 @@ else:
 # ---- 4. efficient attention patterns ----------------------------------------------------------------
 st.subheader(t("masks.eff_header"))
 prose(t("masks.eff_intro"))
-st.slider(t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, help=t("masks.seq_len_help"), width=360,
-          **state.bind(state.key("seq_len"), widget="masks_w_seq_len"))
+links.control(st.slider, t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, help=t("masks.seq_len_help"), width=360,
+              setting=state.key("seq_len"), key="masks_w_seq_len")
 
 
 @st.fragment
@@ -300,15 +302,15 @@ def patterns_section(m: int, words: list[str]) -> None:
     """The pattern controls, the pattern and its cost. A fragment: its own controls rerun only this part."""
     c1, c2, c3 = st.columns(3, gap="medium")
     with c1:
-        st.selectbox(t("masks.pattern"), list(PATTERNS), format_func=lambda p: t(PATTERNS[p], lang),
-                     **state.bind("masks_pattern"))
+        links.control(st.selectbox, t("masks.pattern"), list(PATTERNS), format_func=lambda p: t(PATTERNS[p], lang),
+                      setting="masks_pattern")
     with c2:
-        st.slider(t("masks.width"), 1, 8, help=t("masks.width_help"), **state.bind("masks_width"))
+        links.control(st.slider, t("masks.width"), 1, 8, help=t("masks.width_help"), setting="masks_width")
     with c3:
         if ss["masks_pattern"] == "dilated":
-            st.slider(t("masks.dilation"), 2, 4, help=t("masks.dilation_help"), **state.bind("masks_dilation"))
+            links.control(st.slider, t("masks.dilation"), 2, 4, help=t("masks.dilation_help"), setting="masks_dilation")
         elif ss["masks_pattern"] == "global":
-            st.slider(t("masks.globals"), 1, 4, help=t("masks.globals_help"), **state.bind("masks_globals"))
+            links.control(st.slider, t("masks.globals"), 1, 4, help=t("masks.globals_help"), setting="masks_globals")
     labels = [words[j] if j < len(words) else str(j + 1) for j in range(m)]
     kind_p, width = ss["masks_pattern"], int(ss["masks_width"])
     pattern_mask, totals = pattern(kind_p, m, width, int(ss["masks_dilation"]), int(ss["masks_globals"]))

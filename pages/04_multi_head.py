@@ -11,7 +11,7 @@ import torch
 import core
 import core.analysis
 import core.hooks
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -132,12 +132,12 @@ st.subheader(t("mha.controls_header"))
 tokens = sentence_tokens(settings.seq_len, "mha")
 c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
 with c1:
-    st.number_input(t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0], max_value=state.D_MODEL_RANGE[1],
-                    step=8, **state.bind(state.key("d_model"), widget="mha_w_d_model"))
+    links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
 with c2:
     options = state.heads_options(d_model)
-    st.selectbox(t("sidebar.heads"), options, help=t("sidebar.heads_help"),
-                 **state.bind(state.key("heads"), widget="mha_w_heads", identity=tuple(options)))
+    links.control(st.selectbox, t("sidebar.heads"), options, help=t("sidebar.heads_help"), setting=state.key("heads"),
+                  key="mha_w_heads", identity=tuple(options))
 with c3:
     st.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
 
@@ -176,8 +176,9 @@ ss.setdefault("mha_view_heads", list(range(min(h, 4))))
 kept = [k for k in ss["mha_view_heads"] if k < h]
 ss["mha_view_heads"] = kept if kept or not ss["mha_view_heads"] else list(range(min(h, 4)))
 lang = settings.lang
-chosen = sorted(st.multiselect(t("mha.pick_heads"), list(range(h)), format_func=lambda k: t("mha.head", lang, k=k + 1),
-                               help=t("mha.pick_heads_help"), **state.bind("mha_view_heads")))
+chosen = sorted(links.control(st.multiselect, t("mha.pick_heads"), list(range(h)),
+                              format_func=lambda k: t("mha.head", lang, k=k + 1), help=t("mha.pick_heads_help"),
+                              setting="mha_view_heads"))
 if not chosen:
     st.info(t("mha.no_heads"), icon=":material/visibility_off:")
 else:
@@ -218,8 +219,8 @@ st.subheader(t("mha.one_head_header"))
 ss.setdefault("mha_head", 0)
 if ss["mha_head"] >= h:
     ss["mha_head"] = 0
-i = st.selectbox(t("mha.pick_head"), list(range(h)), format_func=lambda k: t("mha.head", lang, k=k + 1), width=240,
-                 **state.bind("mha_head"))
+i = links.control(st.selectbox, t("mha.pick_head"), list(range(h)), format_func=lambda k: t("mha.head", lang, k=k + 1),
+                  width=240, setting="mha_head")
 st.markdown(t("mha.one_head_intro", k=i + 1, lo=i * d_k + 1, hi=(i + 1) * d_k, d_k=d_k))
 head_dims = [f"d{i * d_k + j + 1}" for j in range(d_k)]
 wide = d_k > 8 or n > 8

@@ -15,7 +15,7 @@ import torch
 
 import core
 from core import analysis, positional
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -103,8 +103,8 @@ st.header(t("pe.order_header"))
 prose(t("pe.order_intro"))
 tokens = sentence_tokens(settings.seq_len, "pe")
 n = len(tokens)
-st.radio(t("pe.perm"), tuple(PERMUTATIONS), format_func=lambda k: t(PERMUTATIONS[k], lang), horizontal=True,
-         **state.bind("pe_perm"))
+links.control(st.radio, t("pe.perm"), tuple(PERMUTATIONS), format_func=lambda k: t(PERMUTATIONS[k], lang),
+              horizontal=True, setting="pe_perm")
 x = analysis.toy_embeddings(tokens, d, seed).to(device)  # (n, d): stands for √d · embedding
 pe_n = torch.from_numpy(sinusoid(n, d)).to(device)  # (n, d)
 order = permutation(n, ss["pe_perm"], seed) if n > 1 else [0]
@@ -146,8 +146,8 @@ prose(t("pe.index_text", last=MAX_POSITIONS - 1, spread=f"{spread:.2f}",
 
 st.subheader(t("pe.learned_header"))
 prose(t("pe.learned_intro"))
-learned_len = st.slider(t("pe.learned_len"), 1, MAX_LEARNED, help=t("pe.learned_len_help"), width=420,
-                        **state.bind("pe_learned_len"))
+learned_len = links.control(st.slider, t("pe.learned_len"), 1, MAX_LEARNED, help=t("pe.learned_len_help"), width=420,
+                            setting="pe_learned_len")
 table = positional.LearnedPositionalEncoding(d, learned_len)
 with torch.no_grad():  # untrained: seeded random values stand in for the trained ones
     table.weight.copy_(torch.randn(learned_len, d, generator=torch.Generator().manual_seed(seed + 4)))
@@ -166,10 +166,11 @@ st.header(t("pe.sin_header"))
 prose(t("pe.sin_intro"))
 c1, c2 = st.columns(2, gap="large")
 with c1:
-    P = st.slider(t("pe.positions"), 2, MAX_POSITIONS, help=t("pe.positions_help"), **state.bind("pe_positions"))
+    P = links.control(st.slider, t("pe.positions"), 2, MAX_POSITIONS, help=t("pe.positions_help"),
+                      setting="pe_positions")
 ss["pe_offset"] = min(int(ss["pe_offset"]), P - 1)
 with c2:
-    k = st.slider(t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), **state.bind("pe_offset", identity=(P,)))
+    k = links.control(st.slider, t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), setting="pe_offset", identity=(P,))
 pe = sinusoid(P, d)  # (P, d)
 st.markdown(f"##### {t('pe.heatmap_title', P=P, d=d)}")
 st.altair_chart(charts.image_heatmap(pe, x_title=t("pe.dimension"), y_title=t("pe.position"), value_title="PE",
@@ -184,8 +185,9 @@ st.download_button(t("pe.download_full", P=P, d=d), full, file_name=f"pe_{P}x{d}
                    on_click="ignore", icon=":material/download:", key="pe_full_csv")
 
 st.subheader(t("pe.curves_header"))
-chosen = st.multiselect(t("pe.dims"), list(range(d)), max_selections=MAX_CURVES, format_func=lambda j: dim(j=j),
-                        help=t("pe.dims_help", max=MAX_CURVES), **state.bind("pe_dims", identity=(d,)))
+chosen = links.control(st.multiselect, t("pe.dims"), list(range(d)), max_selections=MAX_CURVES,
+                       format_func=lambda j: dim(j=j), help=t("pe.dims_help", max=MAX_CURVES), setting="pe_dims",
+                       identity=(d,))
 if chosen:
     factors = {j: float(positional.frequency_factor(j // 2, d)) for j in chosen}
     series = {t("pe.curve_name", dim=dim(j=j), fn="sin" if j % 2 == 0 else "cos",
@@ -196,7 +198,8 @@ else:
 
 st.subheader(t("pe.factor_header"))
 prose(t("pe.factor_intro"))
-pairs = st.multiselect(t("pe.pairs"), list(range(d // 2)), help=t("pe.pairs_help"), **state.bind("pe_pairs", identity=(d,)))
+pairs = links.control(st.multiselect, t("pe.pairs"), list(range(d // 2)), help=t("pe.pairs_help"), setting="pe_pairs",
+                      identity=(d,))
 pairs = sorted(pairs)
 factor = positional.frequency_factor(torch.tensor(pairs, dtype=torch.int64), d).numpy()  # (pairs,) float64
 exact = [t("pe.col_exponent"), t("pe.col_factor"), t("pe.col_wavelength")]
@@ -277,8 +280,8 @@ with left:
                         col_labels=labels, scale="diverging", max_width=320, caption=t("pe.rope_scores_caption"))
 with right:
     ss["pe_rope_pair"] = min(int(ss["pe_rope_pair"]), d_rope // 2 - 1)
-    i = st.number_input(t("pe.rope_pair"), 0, d_rope // 2 - 1, step=1, width=240,
-                        **state.bind("pe_rope_pair", identity=(d_rope,)))
+    i = links.control(st.number_input, t("pe.rope_pair"), 0, d_rope // 2 - 1, step=1, width=240, setting="pe_rope_pair",
+                      identity=(d_rope,))
     theta = 1.0 / float(positional.frequency_factor(i, d_rope))
     steps = [p for p in range(4) if p + k < P]
     points = [tuple(q_rot[p, 2 * i: 2 * i + 2].tolist()) for p in steps] + \

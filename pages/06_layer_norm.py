@@ -15,7 +15,7 @@ from core.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -121,10 +121,10 @@ prose(t("ln.equations", eps_a=eps_tex("annotated"), eps_t=eps_tex("torch")))
 st.subheader(t("ln.input_header"))
 editor_col, controls_col = st.columns([3, 2], gap="large")
 with controls_col:
-    st.number_input(t("ln.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("ln.dims_help"), width=260,
-                    **state.bind("ln_dims"))
-    st.slider(t("ln.gamma"), -2.0, 3.0, step=0.05, help=t("ln.gamma_help"), **state.bind("ln_gamma"))
-    st.slider(t("ln.beta"), -2.0, 2.0, step=0.05, help=t("ln.gamma_help"), **state.bind("ln_beta"))
+    links.control(st.number_input, t("ln.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("ln.dims_help"),
+                  width=260, setting="ln_dims")
+    links.control(st.slider, t("ln.gamma"), -2.0, 3.0, step=0.05, help=t("ln.gamma_help"), setting="ln_gamma")
+    links.control(st.slider, t("ln.beta"), -2.0, 2.0, step=0.05, help=t("ln.gamma_help"), setting="ln_beta")
     st.button(t("ln.reset"), on_click=reset, icon=":material/restart_alt:")
     st.caption(t("ln.editor_help", max=MAX_TOKENS, bound=f"{BOUND:g}"))
 with editor_col:
@@ -159,8 +159,8 @@ if X.shape == (3, 2) and np.allclose(X, COURSE_X):
     st.caption(t("ln.course_check"))
 if ss["ln_token"] >= n:
     ss["ln_token"] = 0
-pick = st.selectbox(t("ln.pick_token"), range(n), format_func=lambda j: tokens[j], width=320,
-                    **state.bind("ln_token", identity=tuple(tokens)))
+pick = links.control(st.selectbox, t("ln.pick_token"), range(n), format_func=lambda j: tokens[j], width=320,
+                     setting="ln_token", identity=tuple(tokens))
 st.latex(token_latex(X, R, pick))
 
 st.subheader(t("ln.steps_header"))
@@ -193,8 +193,8 @@ st.altair_chart(charts.value_strips(strips, tokens, value_title=t("ln.value"), r
 
 st.subheader(t("ln.pair_header"))
 prose(t("ln.pair_text"))
-a = float(st.number_input(t("ln.pair_a"), min_value=-BOUND, max_value=BOUND, step=0.5, width=260,
-                          **state.bind("ln_pair")))
+a = float(links.control(st.number_input, t("ln.pair_a"), min_value=-BOUND, max_value=BOUND, step=0.5, width=260,
+                        setting="ln_pair"))
 pair = np.array([[a, -a]])  # (1, 2)
 P = {style: layer_norm(pair, style, 1.0, 0.0, settings.device) for style in STYLES}
 numbers(pd.DataFrame([[P[s]["mean"][0, 0], P[s]["std"][0, 0], *P[s]["normalized"][0]] for s in STYLES],
@@ -225,7 +225,7 @@ for col, pre in ((pre_col, True), (post_col, False)):
         st.graphviz_chart(wiring_dot(pre), width="content")
         st.caption(t("ln.pre_caption" if pre else "ln.post_caption"))
 prose(t("ln.experiment_text"))
-st.slider(t("ln.layers"), 1, MAX_LAYERS, step=1, help=t("ln.layers_help"), **state.bind("ln_layers"))
+links.control(st.slider, t("ln.layers"), 1, MAX_LAYERS, step=1, help=t("ln.layers_help"), setting="ln_layers")
 n_layers = int(ss["ln_layers"])
 d_exp = min(settings.d_model, EXP_MAX_D)
 heads_exp = state.closest_heads(d_exp, settings.heads)

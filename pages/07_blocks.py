@@ -12,7 +12,7 @@ import torch
 import core
 from core.analysis import toy_embeddings
 from core.layers import ACTIVATION
-from ui import charts, panels, state, tokens
+from ui import charts, links, panels, state, tokens
 from ui.i18n import current_language, md_escape, t
 from ui.presentation import prose
 
@@ -209,11 +209,11 @@ st.latex(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \quad W_1 \in \mathb
 st.latex(r"\mathrm{ReLU}(z) = \max(0, z), \qquad \mathrm{GELU}(z) = z\,\Phi(z)")
 ratio_col, act_col = st.columns(2, gap="large")
 with ratio_col:
-    st.select_slider(t("blocks.d_ff"), options=list(range(1, 9)), format_func=lambda k: f"{k * d} ({k}×)",
-                     help=t("blocks.d_ff_help"), **state.bind("blk_ff_ratio"))
+    links.control(st.select_slider, t("blocks.d_ff"), options=list(range(1, 9)),
+                  format_func=lambda k: f"{k * d} ({k}×)", help=t("blocks.d_ff_help"), setting="blk_ff_ratio")
 with act_col:
-    st.radio(t("blocks.activation"), list(ACTIVATION), format_func=ACT_NAME.get, horizontal=True,
-             **state.bind("blk_activation"))
+    links.control(st.radio, t("blocks.activation"), list(ACTIVATION), format_func=ACT_NAME.get, horizontal=True,
+                  setting="blk_activation")
 d_ff, activation = int(ss["blk_ff_ratio"]) * d, ss["blk_activation"]
 (X, PRE, HID, Y), ff_params = ffn_stages(tuple(words), d, d_ff, activation, seed, device)
 
@@ -247,9 +247,9 @@ st.latex(rf"\text{{{t('blocks.train_word')}: }} \mathrm{{Dropout}}(x)_i = \frac{
          rf"m_i \sim \mathrm{{Bernoulli}}(1 - p) \qquad \text{{{t('blocks.eval_word')}: }} \mathrm{{Dropout}}(x) = x")
 p_col, mode_col = st.columns([3, 2], gap="large", vertical_alignment="bottom")
 with p_col:
-    st.slider(t("blocks.p"), 0.0, 0.9, step=0.05, help=t("blocks.p_help"), **state.bind("blk_dropout"))
+    links.control(st.slider, t("blocks.p"), 0.0, 0.9, step=0.05, help=t("blocks.p_help"), setting="blk_dropout")
 with mode_col:
-    st.toggle(t("blocks.train_mode"), help=t("blocks.train_help"), **state.bind("blk_train"))
+    links.control(st.toggle, t("blocks.train_mode"), help=t("blocks.train_help"), setting="blk_train")
     st.button(t("blocks.redraw"), on_click=lambda: ss.update(blk_draw=ss["blk_draw"] + 1), icon=":material/casino:")
 p, training = float(ss["blk_dropout"]), bool(ss["blk_train"])
 dropped, kept = apply_dropout(torch.tensor(Y), p, training, seed + int(ss["blk_draw"]))
@@ -274,10 +274,11 @@ st.latex(rf"\text{{{t('blocks.pre_norm')}: }} x + \mathrm{{Dropout}}(\mathrm{{Su
          rf"\text{{{t('blocks.post_norm')}: }} \mathrm{{LN}}(x + \mathrm{{Dropout}}(\mathrm{{Sublayer}}(x)))")
 n_col, norm_col = st.columns(2, gap="large")
 with n_col:
-    st.slider(t("blocks.layers"), 1, MAX_LAYERS, help=t("blocks.layers_help"), **state.bind("blk_layers"))
+    links.control(st.slider, t("blocks.layers"), 1, MAX_LAYERS, help=t("blocks.layers_help"), setting="blk_layers")
 with norm_col:
-    st.radio(t("blocks.norm_first"), [True, False], horizontal=True, help=t("blocks.norm_first_help"),
-             format_func=lambda pre: t("blocks.pre_norm" if pre else "blocks.post_norm", lang), **state.bind("blk_norm_first"))
+    links.control(st.radio, t("blocks.norm_first"), [True, False], horizontal=True, help=t("blocks.norm_first_help"),
+                  format_func=lambda pre: t("blocks.pre_norm" if pre else "blocks.post_norm", lang),
+                  setting="blk_norm_first")
 n_layers, norm_first = int(ss["blk_layers"]), bool(ss["blk_norm_first"])
 stats = residual_experiment(tuple(words), d, h, d_ff, activation, norm_first, n_layers, seed, device)
 series = {t(f"blocks.{k}_residual"): [s[0] for s in v] for k, v in stats.items()}
@@ -302,8 +303,8 @@ if settings.show_numbers:
 # ---- 4. the encoder and decoder layers, traced ----------------------------------------------------------
 st.header(t("blocks.layers_header"))
 prose(t("blocks.layers_intro"))
-st.text_input(t("blocks.target"), max_chars=TARGET_MAX_CHARS, help=t("blocks.target_help", n=settings.seq_len),
-              **state.bind("blk_target_text"))
+links.control(st.text_input, t("blocks.target"), max_chars=TARGET_MAX_CHARS,
+              help=t("blocks.target_help", n=settings.seq_len), setting="blk_target_text")
 if ss["blk_target_text"].split():
     ss["blk_target"] = ss["blk_target_text"]
 else:
@@ -320,8 +321,8 @@ for kind in ("encoder", "decoder"):
                            t("blocks.col_after"): after} for norm, sub, after in subs[kind]])
     st.table(table.set_axis(pd.RangeIndex(1, len(table) + 1, name="#")))
 
-st.radio(t("blocks.trace_kind"), ["encoder", "decoder"], horizontal=True,
-         format_func=lambda k: t(KIND[k], lang), **state.bind("blk_trace_kind"))
+links.control(st.radio, t("blocks.trace_kind"), ["encoder", "decoder"], horizontal=True,
+              format_func=lambda k: t(KIND[k], lang), setting="blk_trace_kind")
 kind = ss["blk_trace_kind"]
 tensors = traced[kind][0]
 st.dataframe(pd.DataFrame({t("blocks.col_name"): list(tensors), t("blocks.col_shape"):
@@ -334,14 +335,14 @@ if ss[choice_key] not in tensors:
     ss[choice_key] = "hook_out"
 pick_col, head_col = st.columns([3, 1], gap="large")
 with pick_col:
-    st.selectbox(t("blocks.pick_tensor"), list(tensors), format_func=lambda n: f"{n}  {tensors[n].shape}",
-                 **state.bind(choice_key, identity=tuple(tensors)))
+    links.control(st.selectbox, t("blocks.pick_tensor"), list(tensors),
+                  format_func=lambda n: f"{n}  {tensors[n].shape}", setting=choice_key, identity=tuple(tensors))
 name = ss[choice_key]
 tensor = tensors[name]
 if tensor.ndim == 4:
     ss["blk_head"] = min(int(ss["blk_head"]), h - 1)
     with head_col:
-        st.selectbox(t("blocks.head"), list(range(h)), **state.bind("blk_head", identity=(h,)))
+        links.control(st.selectbox, t("blocks.head"), list(range(h)), setting="blk_head", identity=(h,))
     matrix = tensor[0, int(ss["blk_head"])]
 else:
     matrix = tensor[0]

@@ -10,7 +10,7 @@ import streamlit as st
 
 import core
 from core import costs
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -120,27 +120,28 @@ prose(t("arch.equation"))
 st.subheader(t("arch.controls_header"))
 col1, col2, col3 = st.columns(3, gap="large")
 with col1:
-    st.number_input(t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0], max_value=state.D_MODEL_RANGE[1],
-                    step=8, **state.bind(state.key("d_model"), widget="arch_w_d_model"))
+    links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="arch_w_d_model")
     heads_options = state.heads_options(int(ss[state.key("d_model")]))
-    st.selectbox(t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
-                 **state.bind(state.key("heads"), widget="arch_w_heads", identity=tuple(heads_options)))
+    links.control(st.selectbox, t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
+                  setting=state.key("heads"), key="arch_w_heads", identity=tuple(heads_options))
     st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
 with col2:
-    st.toggle(t("arch.ff_auto"), **state.bind("arch_ff_auto"))
+    links.control(st.toggle, t("arch.ff_auto"), setting="arch_ff_auto")
     if ss["arch_ff_auto"]:
         ss["arch_d_ff"] = 4 * int(ss[state.key("d_model")])
-    st.number_input(t("arch.d_ff"), min_value=D_FF_RANGE[0], max_value=D_FF_RANGE[1], step=64,
-                    disabled=bool(ss["arch_ff_auto"]), **state.bind("arch_d_ff"))
-    st.number_input(t("arch.layers"), min_value=LAYERS_RANGE[0], max_value=LAYERS_RANGE[1], step=1,
-                    help=t("arch.layers_help"), **state.bind("arch_layers"))
+    links.control(st.number_input, t("arch.d_ff"), min_value=D_FF_RANGE[0], max_value=D_FF_RANGE[1], step=64,
+                  disabled=bool(ss["arch_ff_auto"]), setting="arch_d_ff")
+    links.control(st.number_input, t("arch.layers"), min_value=LAYERS_RANGE[0], max_value=LAYERS_RANGE[1], step=1,
+                  help=t("arch.layers_help"), setting="arch_layers")
 with col3:
-    st.number_input(t("arch.src_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
-                    **state.bind("arch_src_vocab"))
-    st.number_input(t("arch.tgt_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
-                    **state.bind("arch_tgt_vocab"))
-    st.radio(t("arch.norm"), (True, False), horizontal=True, **state.bind("arch_pre_norm"),
-             format_func=lambda pre: t("arch.pre_norm" if pre else "arch.post_norm", settings.lang))
+    links.control(st.number_input, t("arch.src_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
+                  setting="arch_src_vocab")
+    links.control(st.number_input, t("arch.tgt_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
+                  setting="arch_tgt_vocab")
+    links.control(st.radio, t("arch.norm"), (True, False), horizontal=True,
+                  format_func=lambda pre: t("arch.pre_norm" if pre else "arch.post_norm", settings.lang),
+                  setting="arch_pre_norm")
 
 settings = state.current()
 d, h, n = settings.d_model, settings.heads, settings.seq_len
@@ -217,7 +218,8 @@ with st.container(border=True):
 
 st.subheader(t("arch.costs_header"))
 prose(t("arch.costs_intro"))
-st.slider(t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1], **state.bind(state.key("seq_len"), widget="arch_w_seq_len"))
+links.control(st.slider, t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1],
+              setting=state.key("seq_len"), key="arch_w_seq_len")
 n = int(ss[state.key("seq_len")])
 enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
 cost_rows = (("projections", "arch.m_projections", "4·n·d²"), ("scores", "arch.m_scores", "n²·d"),

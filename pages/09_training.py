@@ -17,8 +17,16 @@ from core.decoding import greedy_decode
 from core.errors import error_report
 from core.model import build_model, count_parameters
 from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError, make_task
-from core.train import PRESETS, Trainer, evaluate, learning_rate, model_config, predict, sequence_loss
-from ui import charts, models, panels, state
+from core.train import (
+    PRESETS,
+    Trainer,
+    evaluate,
+    learning_rate,
+    model_config,
+    predict,
+    sequence_loss,
+)
+from ui import charts, links, models, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, KINDS, Run, attention_maps
@@ -118,32 +126,34 @@ def setup_controls() -> None:
     lang = settings.lang
     task_col, model_col, train_col = st.columns(3, gap="large")
     with task_col:
-        st.selectbox(t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang), **state.bind("train_task", identity=(lang,)))
-        st.radio(t("train.preset"), ("fast", "course"), format_func=lambda p: t(f"train.preset_of.{p}", lang),
-                 horizontal=True, help=t("train.preset_help"), **state.bind("train_preset", identity=(lang,)))
+        links.control(st.selectbox, t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang),
+                      setting="train_task", identity=(lang,))
+        links.control(st.radio, t("train.preset"), ("fast", "course"),
+                      format_func=lambda p: t(f"train.preset_of.{p}", lang), horizontal=True,
+                      help=t("train.preset_help"), setting="train_preset", identity=(lang,))
         if ss["train_task"] == "addition":
-            st.slider(t("train.digits"), 1, 6, **state.bind("train_digits"))
-            st.toggle(t("train.full_range"), help=t("train.full_range_help"), **state.bind("train_full_range"))
+            links.control(st.slider, t("train.digits"), 1, 6, setting="train_digits")
+            links.control(st.toggle, t("train.full_range"), help=t("train.full_range_help"), setting="train_full_range")
         elif ss["train_task"] == "parser":
-            st.toggle(t("train.spaces"), **state.bind("train_spaces"))
+            links.control(st.toggle, t("train.spaces"), setting="train_spaces")
         else:
-            st.slider(t("train.length"), 2, 32, **state.bind("train_length"))
-            st.slider(t("train.vocab"), 2, 64, **state.bind("train_vocab"))
+            links.control(st.slider, t("train.length"), 2, 32, setting="train_length")
+            links.control(st.slider, t("train.vocab"), 2, 64, setting="train_vocab")
     with model_col:
-        st.select_slider("d_model", D_MODELS, **state.bind("train_d_model"))
-        st.select_slider(t("train.heads"), HEADS, help=t("train.heads_help"), **state.bind("train_heads"))
-        st.slider(t("train.layers"), 1, MAX_LAYERS, **state.bind("train_layers"))
-        st.select_slider("d_ff", D_FFS, **state.bind("train_d_ff"))
-        st.slider(t("train.dropout"), 0.0, 0.5, step=0.05, **state.bind("train_dropout"))
-        st.radio(t("train.norm"), ("pre", "post"), format_func=lambda v: t(f"train.norm_of.{v}", lang), horizontal=True,
-                 **state.bind("train_norm", identity=(lang,)))
-        st.radio(t("train.positional"), POSITIONALS, format_func=lambda v: t(f"train.pos_of.{v}", lang),
-                 horizontal=True, **state.bind("train_positional", identity=(lang,)))
+        links.control(st.select_slider, "d_model", D_MODELS, setting="train_d_model")
+        links.control(st.select_slider, t("train.heads"), HEADS, help=t("train.heads_help"), setting="train_heads")
+        links.control(st.slider, t("train.layers"), 1, MAX_LAYERS, setting="train_layers")
+        links.control(st.select_slider, "d_ff", D_FFS, setting="train_d_ff")
+        links.control(st.slider, t("train.dropout"), 0.0, 0.5, step=0.05, setting="train_dropout")
+        links.control(st.radio, t("train.norm"), ("pre", "post"), format_func=lambda v: t(f"train.norm_of.{v}", lang),
+                      horizontal=True, setting="train_norm", identity=(lang,))
+        links.control(st.radio, t("train.positional"), POSITIONALS, format_func=lambda v: t(f"train.pos_of.{v}", lang),
+                      horizontal=True, setting="train_positional", identity=(lang,))
     with train_col:
-        st.select_slider(t("train.lr"), LRS, format_func=lambda v: f"{v:g}", **state.bind("train_lr"))
-        st.select_slider(t("train.batch"), BATCHES, **state.bind("train_batch"))
-        st.slider(t("train.steps"), 20, MAX_STEPS, step=10, help=t("train.steps_help", cap=MAX_STEPS),
-                  **state.bind("train_steps"))
+        links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: f"{v:g}", setting="train_lr")
+        links.control(st.select_slider, t("train.batch"), BATCHES, setting="train_batch")
+        links.control(st.slider, t("train.steps"), 20, MAX_STEPS, step=10, help=t("train.steps_help", cap=MAX_STEPS),
+                      setting="train_steps")
         spec = wanted()
         size = parameter_count(spec["task_name"], spec["task_options"], spec["model_changes"])
         st.metric(t("train.parameters"), f"{size:,}")
@@ -210,8 +220,8 @@ def try_model(run: Run) -> None:
     example = task.examples(1, seed=settings.seed, split="heldout" if task.holdout > 0 else "fresh")[0][0]
     if ss.get("train_input_for") != repr(task):
         ss["train_input"], ss["train_input_for"] = example, repr(task)
-    st.text_input(t("train.input"), max_chars=200, help=t("train.input_help", example=example),
-                  **state.bind("train_input"))
+    links.control(st.text_input, t("train.input"), max_chars=200, help=t("train.input_help", example=example),
+                  setting="train_input")
     try:
         found = predict(model, task, ss["train_input"])
     except TaskInputError as error:
@@ -225,7 +235,7 @@ def try_model(run: Run) -> None:
     generated = task.tgt_vocab.decode(found.tokens[0].tolist())
     probs = torch.softmax(found.logits[0], dim=-1).cpu().numpy()  # (k, tgt_vocab)
     k = len(generated)
-    step = st.slider(t("train.decode_step"), 1, k, **state.bind("train_decode_step")) if k > 1 else 1
+    step = links.control(st.slider, t("train.decode_step"), 1, k, setting="train_decode_step") if k > 1 else 1
     prefix = [BOS, *generated[:step - 1]]
     st.markdown(t("train.decoder_input", tokens=" ".join(f"`{s.replace('`', '')}`" for s in prefix),
                   chosen=md_escape(generated[step - 1]), p=f"{probs[step - 1].max():.4f}"))
@@ -250,11 +260,12 @@ def attention_section(run: Run, found) -> None:
     tgt_labels = task.tgt_vocab.decode(tgt_in[0].tolist())
     lang = settings.lang
     kind_col, layer_col = st.columns(2)
-    kind = kind_col.radio(t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang), horizontal=True,
-                          **state.bind("train_kind", identity=(lang,)))
+    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
+                         horizontal=True, setting="train_kind", identity=(lang,))
     layers = maps[kind].shape[0]
-    layer = layer_col.selectbox(t("train.layer"), range(layers), format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang),
-                                **state.bind("train_layer", identity=(lang, layers))) if layers > 1 else 0
+    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_layer",
+                          identity=(lang, layers)) if layers > 1 else 0
     rows = src_labels if kind == "encoder" else tgt_labels
     cols = tgt_labels if kind == "decoder" else src_labels
     heads = maps[kind][layer]
@@ -267,19 +278,21 @@ def snapshots_section(run: Run) -> None:
     snaps = run.snapshots
     lang = settings.lang
     kind_col, layer_col, head_col = st.columns(3)
-    kind = kind_col.radio(t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang), horizontal=True,
-                          **state.bind("train_snap_kind", identity=(lang,)))
+    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
+                         horizontal=True, setting="train_snap_kind", identity=(lang,))
     layers, heads = snaps[0][1][kind].shape[:2]
-    layer = layer_col.selectbox(t("train.layer"), range(layers), format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang),
-                                **state.bind("train_snap_layer", identity=(lang, layers)))
-    head = head_col.selectbox(t("train.head"), range(heads), format_func=lambda h: t("train.head_n", h=h + 1, lang=lang),
-                              **state.bind("train_snap_head", identity=(lang, heads)))
+    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_snap_layer",
+                          identity=(lang, layers))
+    head = links.control(head_col.selectbox, t("train.head"), range(heads),
+                         format_func=lambda h: t("train.head_n", h=h + 1, lang=lang), setting="train_snap_head",
+                         identity=(lang, heads))
     steps = [s for s, _ in snaps]
     if ss.get("train_snap_step") not in steps:
         ss["train_snap_step"] = steps[-1]
     if len(steps) > 1:
-        st.select_slider(t("train.snapshot"), steps, help=t("train.snapshot_help"),
-                         **state.bind("train_snap_step", identity=tuple(steps)))
+        links.control(st.select_slider, t("train.snapshot"), steps, help=t("train.snapshot_help"),
+                      setting="train_snap_step", identity=tuple(steps))
     chosen = snaps[steps.index(ss["train_snap_step"])][1][kind][layer, head]  # (n_q, n_k)
     src, tgt_in = run.probe
     src_labels = run.trainer.task.src_vocab.decode(src[0].tolist())

@@ -12,9 +12,16 @@ import streamlit as st
 import torch
 
 from core.decoding import beam_search, next_token_logits
-from core.sampling import apply_temperature, decode_steps, filter_logits, sample, top_k_filter, top_p_filter
+from core.sampling import (
+    apply_temperature,
+    decode_steps,
+    filter_logits,
+    sample,
+    top_k_filter,
+    top_p_filter,
+)
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
-from ui import charts, models, panels, state
+from ui import charts, links, models, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -143,10 +150,11 @@ with editor_col:
 labels, V = edited.labels, len(edited.labels)
 ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
 with controls_col:
-    st.slider(t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"), **state.bind("dec_temp"))
-    st.slider(t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), **state.bind("dec_top_k", identity=(V,)))
-    st.slider(t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), **state.bind("dec_top_p"))
-    st.select_slider(t("dec.draws"), DRAWS, help=t("dec.draws_help"), **state.bind("dec_draws"))
+    links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
+                  setting="dec_temp")
+    links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k", identity=(V,))
+    links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
+    links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
     st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
 if edited.problems:
     panels.problems_box(edited.problems)
@@ -194,15 +202,16 @@ if ss["dec_model"] not in choices:
     ss["dec_model"] = next(iter(choices))
 pick_col, text_col = st.columns(2, gap="large")
 with pick_col:
-    st.selectbox(t("dec.model"), list(choices), format_func=lambda cid, lang=lang: choices[cid].label(lang),
-                 **state.bind("dec_model", identity=tuple(choices)))
+    links.control(st.selectbox, t("dec.model"), list(choices),
+                  format_func=lambda cid, lang=lang: choices[cid].label(lang), setting="dec_model",
+                  identity=tuple(choices))
 choice = choices[ss["dec_model"]]
 task, model = choice.task, choice.model
 text_key = f"dec_text_{choice.source}_{choice.task_name}"
 ss.setdefault(text_key, task.examples(1)[0][0])
 with text_col:
-    text = st.text_input(t("dec.input"), help=t("dec.input_help", example=task.examples(1)[0][0]),
-                         **state.bind(text_key))
+    text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=task.examples(1)[0][0]),
+                         setting=text_key)
 try:
     src = task.encode_source(text)  # (1, n_src)
 except TaskInputError as error:
@@ -222,15 +231,15 @@ if src is not None:
         st.caption(t("dec.greedy_caption"))
     with s_col:
         st.markdown(f"#### {t('dec.sampling')}")
-        st.slider(t("dec.temperature"), 0.1, 3.0, step=0.05, **state.bind("dec_m_temp"))
-        st.slider(t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"),
-                  **state.bind("dec_m_top_k", identity=(Vm,)))
-        st.slider(t("dec.top_p"), 0.05, 1.0, step=0.05, **state.bind("dec_m_top_p"))
-        st.number_input(t("dec.seed"), 0, 2**31 - 1, step=1, **state.bind("dec_m_seed"))
+        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, setting="dec_m_temp")
+        links.control(st.slider, t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"), setting="dec_m_top_k",
+                      identity=(Vm,))
+        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, setting="dec_m_top_p")
+        links.control(st.number_input, t("dec.seed"), 0, 2**31 - 1, step=1, setting="dec_m_seed")
     with b_col:
         st.markdown(f"#### {t('dec.beam')}")
-        st.slider(t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), **state.bind("dec_width"))
-        st.slider(t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), **state.bind("dec_alpha"))
+        links.control(st.slider, t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), setting="dec_width")
+        links.control(st.slider, t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), setting="dec_alpha")
     mT, mk, mp, seed = float(ss["dec_m_temp"]), int(ss["dec_m_top_k"]), float(ss["dec_m_top_p"]), int(ss["dec_m_seed"])
     strategy = {"temperature": mT, "top_k": mk if mk < Vm else None, "top_p": mp}
     src = src.to(next(model.parameters()).device)
@@ -271,8 +280,8 @@ if src is not None:
                             t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
 
     st.markdown(f"#### {t('dec.steps_header')}")
-    st.radio(t("dec.view"), list(STRATEGY_NAMES), format_func=lambda s, lang=lang: t(STRATEGY_NAMES[s], lang),
-             horizontal=True, **state.bind("dec_view"))
+    links.control(st.radio, t("dec.view"), list(STRATEGY_NAMES),
+                  format_func=lambda s, lang=lang: t(STRATEGY_NAMES[s], lang), horizontal=True, setting="dec_view")
     view = ss["dec_view"]
     n_steps = len(beam.steps) if view == "beam" else int(greedy.tokens.shape[1] if view == "greedy"
                                                           else sampled.tokens.shape[1])
@@ -284,7 +293,7 @@ if src is not None:
                    key="dec_next")
     with slider_col:
         if n_steps > 1:
-            st.slider(t("dec.step"), 1, n_steps, step=1, **state.bind("dec_step", identity=(view, n_steps)))
+            links.control(st.slider, t("dec.step"), 1, n_steps, step=1, setting="dec_step", identity=(view, n_steps))
         else:
             st.caption(t("dec.one_step"))
     s = int(ss["dec_step"])

@@ -15,7 +15,7 @@ import core
 from core.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
 from core.hooks import trace
 from core.layers import _Block
-from ui import panels, state
+from ui import links, panels, state
 from ui.i18n import current_language, md_escape, t
 from ui.presentation import prose
 
@@ -389,8 +389,8 @@ def solution_6(F: dict) -> None:
 @st.fragment
 def ask(q: str, question: str, options: tuple, right: int, explanations: tuple, lang: str) -> None:
     """One conceptual question: a radio with nothing picked, Check, then every option explained. A fragment."""
-    choice = st.radio(t(question), range(len(options)), format_func=lambda k, o=options: t(o[k], lang),
-                      index=None, **state.bind(f"ex_q_{q}"))
+    choice = links.control(st.radio, t(question), range(len(options)), format_func=lambda k, o=options: t(o[k], lang),
+                           index=None, setting=f"ex_q_{q}")
     if st.button(t("ex.check"), key=f"ex_qcheck_{q}", icon=":material/rule:"):
         if choice is None:
             st.warning(t("ex.choose_first"), icon=":material/touch_app:")
@@ -436,9 +436,9 @@ st.title(t("ex.title"))
 prose(t("ex.intro"))
 score_slot = st.container(border=True)  # filled at the end, after this run's checks
 tol_col, own_col = st.columns(2, gap="large")
-tol_col.select_slider(t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}", help=t("ex.tolerance_help"),
-                      **state.bind("ex_tol"))
-own_col.toggle(t("ex.own"), help=t("ex.own_help"), **state.bind("ex_own"))
+links.control(tol_col.select_slider, t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}",
+              help=t("ex.tolerance_help"), setting="ex_tol")
+links.control(own_col.toggle, t("ex.own"), help=t("ex.own_help"), setting="ex_own")
 st.markdown(t("ex.model", tokens=", ".join(map(str, SOURCE_TOKENS))))
 layer = course_model().encoder.layers[0]
 W = {name: (numpy(mod.weight), numpy(mod.bias)) for name, mod in (

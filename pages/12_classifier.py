@@ -24,7 +24,7 @@ from core.classifier import (
     mean_pool,
     parameter_formula,
 )
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -213,7 +213,7 @@ prose(t("clf.equation_text"))
 
 st.subheader(t("clf.task_header"))
 prose(t("clf.task_text", length=LENGTH))
-st.slider(t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"), **state.bind("clf_minority"))
+links.control(st.slider, t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"), setting="clf_minority")
 minority = int(ss["clf_minority"])
 for c, text in example_sequences(minority, settings.seed):
     st.markdown(t("clf.example", c=c, tokens=text))
@@ -224,15 +224,15 @@ st.subheader(t("clf.grid_header"))
 prose(t("clf.grid_text"))
 left, right = st.columns(2, gap="large")
 with left:
-    st.multiselect(t("clf.depths"), DEPTHS, help=t("clf.depths_help"), **state.bind("clf_depths"))
-    st.multiselect(t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),  # language now:
-                   **state.bind("clf_norms"))  # Streamlit may call format functions outside the script run
-    st.select_slider(t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}", help=t("clf.lr_help"),
-                     **state.bind("clf_lr"))
+    links.control(st.multiselect, t("clf.depths"), DEPTHS, help=t("clf.depths_help"), setting="clf_depths")
+    links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
+                  setting="clf_norms")  # Streamlit may call format functions outside the script run
+    links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}", help=t("clf.lr_help"),
+                  setting="clf_lr")
 with right:
-    st.slider(t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), **state.bind("clf_epochs"))
-    st.slider(t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID, help=t("clf.steps_help", batch=BATCH),
-              **state.bind("clf_steps"))
+    links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
+    links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,
+                  help=t("clf.steps_help", batch=BATCH), setting="clf_steps")
     st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS), batch=BATCH,
                  stored=MAX_STORED))
 st.markdown(t("clf.presets"))

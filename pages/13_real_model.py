@@ -15,7 +15,7 @@ import core
 from core import pretrained
 from core.hooks import trace
 from core.model import Embeddings, EncoderOnly
-from ui import charts, panels, state
+from ui import charts, links, panels, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -142,8 +142,8 @@ prose(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model
         eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
 
 st.subheader(t("real.input_header"))
-st.text_input(t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), **state.bind("real_text_a"))
-st.text_input(t("real.sentence_b"), help=t("real.sentence_b_help"), **state.bind("real_text_b"))
+links.control(st.text_input, t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), setting="real_text_a")
+links.control(st.text_input, t("real.sentence_b"), help=t("real.sentence_b_help"), setting="real_text_b")
 problem = check(ss["real_text_a"], ss["real_text_b"], tokenizer)
 if problem:
     st.warning(problem + " " + t("real.showing_last", text=md_escape(" | ".join(filter(None, ss["real_valid"])))),
@@ -169,7 +169,7 @@ if unknown:
 
 st.subheader(t("real.model_view_header"))
 prose(t("real.model_view_text"))
-hide = st.toggle(t("real.hide_special"), help=t("real.hide_special_help"), **state.bind("real_hide_special"))
+hide = links.control(st.toggle, t("real.hide_special"), help=t("real.hide_special_help"), setting="real_hide_special")
 shown_w = without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
 shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
 notes = [f"{t(PATTERN_NAMES[pretrained.PATTERNS[b]])} ({s_:.2f})" for b, s_ in zip(*strongest(R["patterns"]))]
@@ -202,11 +202,11 @@ st.markdown("\n".join(f"- {line}" for line in leaders))
 st.subheader(t("real.head_view_header"))
 c1, c2 = st.columns([1, 3])
 with c1:
-    view_layer = st.selectbox(t("real.pick_layer"), range(cfg.n_layers), format_func=lambda i: layer_names[i],
-                              **state.bind("real_view_layer"))
+    view_layer = links.control(st.selectbox, t("real.pick_layer"), range(cfg.n_layers),
+                               format_func=lambda i: layer_names[i], setting="real_view_layer")
 with c2:
-    chosen = sorted(st.multiselect(t("real.pick_heads"), list(range(cfg.n_heads)), format_func=lambda k: head_names[k],
-                                   **state.bind("real_view_heads")))
+    chosen = sorted(links.control(st.multiselect, t("real.pick_heads"), list(range(cfg.n_heads)),
+                                  format_func=lambda k: head_names[k], setting="real_view_heads"))
 top_k = max(1, min(5, MAX_LINES // (max(len(chosen), 1) * n)))
 st.caption(t("real.head_view_caption", threshold=THRESHOLD, top_k=top_k))
 if chosen:
@@ -220,11 +220,11 @@ else:
 st.subheader(t("real.one_head_header"))
 c1, c2 = st.columns(2)
 with c1:
-    li = st.selectbox(t("real.pick_layer"), range(cfg.n_layers), format_func=lambda i: layer_names[i],
-                      **state.bind("real_layer"))
+    li = links.control(st.selectbox, t("real.pick_layer"), range(cfg.n_layers), format_func=lambda i: layer_names[i],
+                       setting="real_layer")
 with c2:
-    hi = st.selectbox(t("real.pick_head"), range(cfg.n_heads), format_func=lambda k: head_names[k],
-                      **state.bind("real_head"))
+    hi = links.control(st.selectbox, t("real.pick_head"), range(cfg.n_heads), format_func=lambda k: head_names[k],
+                       setting="real_head")
 prose(t("real.one_head_text", layer=li + 1, head=hi + 1, d_k=cfg.d_k, lo=hi * cfg.d_k + 1,
         hi=(hi + 1) * cfg.d_k))
 dims = [f"d{j + 1}" for j in range(cfg.d_k)]
@@ -243,8 +243,8 @@ panel(weights, title=t("real.weights_title"), key="real_weights", rows=labels, c
 
 st.subheader(t("real.similarity_header"))
 prose(t("real.similarity_text"))
-st.text_area(t("real.sentences"), help=t("real.sentences_help", max=MAX_SENTENCES, chars=MAX_CHARS), height=160,
-             **state.bind("real_list"))
+links.control(st.text_area, t("real.sentences"), help=t("real.sentences_help", max=MAX_SENTENCES, chars=MAX_CHARS),
+              height=160, setting="real_list")
 lines = [line.strip() for line in ss["real_list"].splitlines() if line.strip()]
 lengths = [len(tokenizer.encode(line).ids) for line in lines]
 if len(lines) < 2 or len(lines) > MAX_SENTENCES:

@@ -2,19 +2,20 @@
 
 Streamlit forgets a widget's state when the user leaves the page that drew it, so the canonical values
 live under plain (non-widget) keys ``cfg_<name>``; widgets get their own key and are synced both ways by
-`bind`. The settings a lecturer may want to share (`URL_NAMES`) are written to ``st.query_params`` on
-every run and read from it once, when a session starts. A bad value in a link falls back to a valid
-one and is reported with a translated warning (never a traceback).
+`bind`. The sidebar's settings (`URL_NAMES`) are written to ``st.query_params`` on every run and read
+from it once, when a session starts; the lessons' own controls go through `ui.links.control`, which reads
+the rest of the link (`PENDING`). A bad value in a link falls back to a valid one and is reported with a
+translated warning (never a traceback).
 
 Every page calls `settings()` first: it works in the full app and when a page runs on its own.
 """
 from __future__ import annotations
 
 import zlib
-
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -28,17 +29,22 @@ SEED_RANGE = (0, 2**31 - 1)
 MAX_HEADS = 16
 MASKS = ("none", "causal", "padding", "both")
 FLAGS = MappingProxyType({"1": True, "true": True, "0": False, "false": False})  # on/off in a link
-URL_NAMES = ("lang", "seed", "d_model", "heads", "seq_len", "mask", "present")
+URL_NAMES = ("lang", "seed", "d_model", "heads", "seq_len", "mask", "show_numbers", "present")
+FLAG_NAMES = ("show_numbers", "present")
 DEFAULTS: Mapping[str, Any] = MappingProxyType({"lang": "en", "seed": 0, "d_model": 64, "heads": 4, "seq_len": 8,
                                                 "mask": "none", "device": "auto", "show_numbers": False,
                                                 "present": False})
 _READY = "cfg_ready"
-_PROBLEMS = "cfg_problems"
+PROBLEMS = "cfg_problems"  # what was wrong in the link: shown until the user sets that value
+PENDING = "cfg_url_pending"  # the link's lesson parameters, until their controls take them (ui/links.py)
 
 
 def key(name: str) -> str:
     """The canonical session_state key of a shared setting (``lang`` -> ``cfg_lang``)."""
     return LANG_KEY if name == "lang" else f"cfg_{name}"
+
+
+SHARED = frozenset(key(name) for name in DEFAULTS)  # the sidebar's settings, read from a link by `init`
 
 
 @dataclass(frozen=True)
@@ -107,13 +113,14 @@ def read_url(params: Mapping[str, str], locale: str | None = None) -> tuple[dict
                 values[name] = params[name]
             else:
                 reject(name, "state.allowed_choice", choices=", ".join(choices))
-    if "present" in params:
-        flag = FLAGS.get(str(params["present"]).strip().lower())
-        if flag is None:
-            reject("present", "state.allowed_choice", choices=", ".join(FLAGS))
-            problems[-1]["fallback"] = url_text(values["present"])  # as a link writes it
-        else:
-            values["present"] = flag
+    for name in FLAG_NAMES:
+        if name in params:
+            flag = FLAGS.get(str(params[name]).strip().lower())
+            if flag is None:
+                reject(name, "state.allowed_choice", choices=", ".join(FLAGS))
+                problems[-1]["fallback"] = url_text(values[name])  # as a link writes it
+            else:
+                values[name] = flag
     d_model = values["d_model"]
     requested = _as_int(params["heads"], 1, MAX_HEADS) if "heads" in params else None
     if requested in heads_options(d_model):
@@ -148,7 +155,8 @@ def init() -> None:
                 ss[key(name)] = value
             else:
                 ss.setdefault(key(name), value)
-        ss[_PROBLEMS] = problems
+        ss[PROBLEMS] = [dict(problem, canonical=key(problem["name"])) for problem in problems]
+        ss[PENDING] = {name: st.query_params[name] for name in st.query_params if name not in URL_NAMES}
         ss[_READY] = True
     for name in URL_NAMES:
         text = url_text(ss[key(name)])
@@ -161,11 +169,17 @@ def settings() -> Settings:
 
     A warning about a bad link value stays until the user changes that setting."""
     init()
-    for problem in st.session_state.get(_PROBLEMS, []):
-        st.warning(t("state.bad_url_value", name=problem["name"], value=md_escape(problem["value"][:40]),
-                     allowed=t(problem["allowed"], **problem["allowed_kw"]), fallback=problem["fallback"]),
-                   icon=":material/link_off:")
+    for problem in st.session_state.get(PROBLEMS, []):
+        if problem["canonical"] in SHARED:
+            warn(problem)
     return current()
+
+
+def warn(problem: Mapping[str, Any]) -> None:
+    """The translated warning about one value of a link that was not allowed."""
+    st.warning(t("state.bad_url_value", name=problem["name"], value=md_escape(problem["value"][:40]),
+                 allowed=t(problem["allowed"], **problem["allowed_kw"]), fallback=md_escape(str(problem["fallback"]))),
+               icon=":material/link_off:")
 
 
 def current() -> Settings:
@@ -180,19 +194,20 @@ def current() -> Settings:
                     present=bool(ss[key("present")]))
 
 
-def _fix_heads() -> None:
+def fix_heads() -> None:
+    """Keep the head count a divisor of d_model (after d_model changed)."""
     ss = st.session_state
     ss[key("heads")] = closest_heads(int(ss[key("d_model")]), int(ss[key("heads")]))
 
 
-_AFTER_CHANGE: Mapping[str, Callable[[], None]] = MappingProxyType({key("d_model"): _fix_heads})
+_AFTER_CHANGE: Mapping[str, Callable[[], None]] = MappingProxyType({key("d_model"): fix_heads})
 
 
 def _copy_from_widget(widget_key: str, canonical: str) -> None:
     ss = st.session_state
     ss[canonical] = ss[widget_key]
-    if _PROBLEMS in ss:  # the user has now chosen this value: its link warning is settled
-        ss[_PROBLEMS] = [p for p in ss[_PROBLEMS] if key(p["name"]) != canonical]
+    if PROBLEMS in ss:  # the user has now chosen this value: its link warning is settled
+        ss[PROBLEMS] = [p for p in ss[PROBLEMS] if p["canonical"] != canonical]
     if canonical in _AFTER_CHANGE:
         _AFTER_CHANGE[canonical]()
 

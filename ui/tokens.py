@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import state
 from .i18n import t
+from .links import control
 
 DEFAULT_SENTENCE = "time flies like an arrow"  # lesson 1's words, so the lessons connect
 MAX_CHARS = 1000
@@ -40,8 +40,8 @@ def sentence_tokens(seq_len: int, page: str) -> list[str]:
     ss.setdefault(TEXT_KEY, ss[SENTENCE_KEY])
     text_col, reset_col = st.columns([5, 1], vertical_alignment="bottom")
     with text_col:
-        st.text_input(t("tokens.label"), help=t("tokens.help", n=seq_len), max_chars=MAX_CHARS,
-                      **state.bind(TEXT_KEY, identity=(page,)))
+        control(st.text_input, t("tokens.label"), help=t("tokens.help", n=seq_len), max_chars=MAX_CHARS,
+                setting=TEXT_KEY, identity=(page,))
     with reset_col:
         st.button(t("tokens.reset"), on_click=_reset, icon=":material/restart_alt:")
     problem = _check(ss[TEXT_KEY])

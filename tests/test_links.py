@@ -1,0 +1,191 @@
+"""Every control of every lesson round-trips through the link (ui/links.py), and bad links are reported.
+
+The round trip: a session changes every control of a lesson (sliders and number inputs to their maximum,
+option widgets to their last option, toggles flipped, multiselects filled, text replaced), then a new session
+opens with the query parameters the first one wrote. Both must hold the same value for every setting in the
+link and show the same lesson: the same text, tables and charts (specs and data). The data editors' tables are
+not in the link (see README, "Sharing a view").
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import start_page
+from streamlit import dataframe_util
+from test_sweep import KINDS, LESSONS, TEXTS, apply, extremes, find, keyed_widgets
+
+from ui import links, state
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+
+
+# ---- reading a link value: what each kind of widget allows ----------------------------------------------
+
+@pytest.mark.parametrize("text, kind, spec, expected", [
+    ("512", "slider", {"min_value": 1, "max_value": 1024}, 512),
+    ("0.25", "slider", {"min_value": 0.0, "max_value": 0.5, "step": 0.05}, 0.25),
+    ("130", "slider", {"min_value": 20, "max_value": 5000, "step": 10}, 130),
+    ("-3.5", "number_input", {"min_value": -10.0, "max_value": 10.0}, -3.5),
+    ("reversed", "radio", {"options": ("none", "reversed")}, "reversed"),
+    ("3", "selectbox", {"options": range(8)}, 3),
+    ("0", "radio", {"options": [True, False]}, False),
+    ("0.003", "select_slider", {"options": [0.001, 0.003, 0.01]}, 0.003),
+    ("2,0", "multiselect", {"options": [0, 1, 2]}, [2, 0]),
+    ("", "multiselect", {"options": [0, 1, 2]}, []),
+    ("1", "toggle", {}, True),
+    ("false", "checkbox", {}, False),
+    ("la vida es bella", "text_input", {"max_chars": 100}, "la vida es bella"),
+])
+def test_from_url_accepts_what_the_widget_allows(text, kind, spec, expected):
+    value = links.from_url(text, kind, spec)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize("text, kind, spec, allowed", [
+    ("2048", "slider", {"min_value": 1, "max_value": 1024}, "state.allowed_int"),
+    ("0", "slider", {"min_value": 1, "max_value": 1024}, "state.allowed_int"),
+    ("12.5", "slider", {"min_value": 1, "max_value": 1024}, "state.allowed_int"),
+    ("abc", "number_input", {"min_value": -10.0, "max_value": 10.0}, "state.allowed_number"),
+    ("nan", "number_input", {"min_value": -10.0, "max_value": 10.0}, "state.allowed_number"),
+    ("inf", "number_input", {"min_value": None, "max_value": None}, "state.allowed_number"),
+    ("5010", "slider", {"min_value": 20, "max_value": 5000, "step": 10}, "state.allowed_int"),
+    ("sideways", "radio", {"options": ("none", "reversed")}, "state.allowed_choice"),
+    ("8", "selectbox", {"options": range(8)}, "state.allowed_choice"),
+    ("0,0", "multiselect", {"options": [0, 1, 2]}, "state.allowed_subset"),
+    ("0,5", "multiselect", {"options": [0, 1, 2]}, "state.allowed_subset"),
+    ("0,1,2", "multiselect", {"options": [0, 1, 2], "max_selections": 2}, "state.allowed_subset"),
+    ("yes", "toggle", {}, "state.allowed_choice"),
+    ("x" * 101, "text_area", {"max_chars": 100}, "state.allowed_text"),
+])
+def test_from_url_rejects_anything_else(text, kind, spec, allowed):
+    with pytest.raises(links.Rejected) as rejected:
+        links.from_url(text, kind, spec)
+    assert rejected.value.allowed == allowed
+
+
+@pytest.mark.parametrize("value, kind, spec", [
+    (7, "slider", {"min_value": 1, "max_value": 9}),
+    (0.1, "slider", {"min_value": 0.0, "max_value": 0.5}),
+    (1 / 3, "number_input", {"min_value": 0.0, "max_value": 1.0}),
+    ([3, 1], "multiselect", {"options": range(4)}),
+    (True, "toggle", {}),
+    ("ñandú, 注意 & x=1?#", "text_area", {"max_chars": 50}),
+])
+def test_a_written_value_reads_back_the_same(value, kind, spec):
+    assert links.from_url(links.to_url(value), kind, spec) == value
+
+
+def test_the_list_of_allowed_values_in_a_warning_is_short():
+    with pytest.raises(links.Rejected) as rejected:
+        links.from_url("99", "selectbox", {"options": range(64)})
+    shown = rejected.value.allowed_kw["choices"]
+    assert shown.endswith(", …") and shown.count(",") == links.SHOWN_CHOICES
+
+
+# ---- the round trip, lesson by lesson -------------------------------------------------------------------
+
+def change_every_control(at):
+    """Set every keyed widget of the main area to its last extreme (max, last option, flipped, filled, text)."""
+    changed = {}
+    for name, kind in keyed_widgets(at.main).items():
+        w = find(at, kind, name)
+        if w is None:  # an earlier change hid it
+            continue
+        options = [(label, v) for label, v in extremes(w, kind) if not label.startswith(("min", "first", "none"))]
+        if kind in ("text_input", "text_area"):
+            options = [(label, v) for label, v in options if label.startswith("non-Latin")]
+        if options:
+            apply(w, kind, options[-1][1])
+            at.run()
+            assert not at.exception, (name, [e.value for e in at.exception])
+            changed[name] = kind
+    return changed
+
+
+def view(main) -> list[tuple[str, object]]:
+    """What the lesson shows in its main area: text, tables, chart specs and chart data, kind by kind."""
+    shown: list[tuple[str, object]] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code", "warning", "info", "error"):
+        shown += [(kind, e.value) for e in getattr(main, kind)]
+    shown += [("dataframe", e.value.to_csv()) for e in main.dataframe]
+    for chart in main.get("vega_lite_chart"):
+        data = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data).to_csv() for ds in chart.proto.datasets]
+        shown.append(("chart", (chart.proto.spec, data)))
+    return shown
+
+
+def canonical(at, name: str) -> str:
+    return name if name in at.session_state else f"cfg_{name}"
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=0, abs_tol=1e-12)
+    return a == b
+
+
+@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS if not lesson.endswith("00_welcome.py")])
+def test_every_control_round_trips_through_the_link(lesson):
+    at = start_page(APP, numbers=True, lesson=lesson)  # through the frame, whose `finish` tidies the link
+    changed = change_every_control(at)
+    assert changed, "no control of the lesson was found"
+    link = dict(at.query_params)
+    for name in changed:
+        if name.startswith("w_"):  # a lesson's own setting (bind's default widget key is "w_<setting>")
+            assert links.url_name(name.removeprefix("w_")) in link, (name, sorted(link))
+
+    opened = start_page(ROOT / lesson, query=link)  # the lesson's first run: the link is applied as it is drawn
+    assert not opened.exception, [e.value for e in opened.exception]
+    for name in set(link) - set(state.URL_NAMES):
+        key = canonical(at, name)
+        assert same(opened.session_state[key], at.session_state[key]), name
+    assert view(opened.main) == view(at.main)
+    assert dict(opened.query_params) == link
+
+
+# ---- bad links ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_bad_value_is_reported_beside_its_control_and_the_page_keeps_its_own(lang):
+    page = ROOT / "pages/02_attention.py"
+    at = start_page(page, query={"lang": lang, "qkv_dk": "100", "qkv_tied": "maybe"})
+    assert not at.exception and not at.error
+    assert at.session_state["qkv_dk"] == 64 and at.session_state["qkv_tied"] is False
+    warnings = [w.value for w in at.warning]
+    assert any("qkv_dk" in w and "100" in w and "512" in w for w in warnings), warnings  # lists allowed d_k
+    assert any("qkv_tied" in w and "maybe" in w for w in warnings), warnings
+    assert ("Using" if lang == "en" else "Se usa") in " ".join(warnings)
+    assert at.query_params["qkv_dk"] == "64"  # the link now says what is shown
+    at.run()  # the warning stays until the learner sets the value ...
+    assert any("qkv_dk" in w.value for w in at.warning)
+    toggle = [w for w in at.toggle if w.key == "w_qkv_tied"][0]
+    toggle.set_value(True).run()  # ... and goes once they do
+    assert not any("qkv_tied" in w.value for w in at.warning)
+    assert any("qkv_dk" in w.value for w in at.warning)
+
+
+def test_the_app_drops_parameters_of_other_lessons_and_says_so():
+    at = start_page(APP, query={"lang": "es", "qkv_dk": "128", "nonsense": "1"})
+    assert not at.exception
+    assert "qkv_dk" not in at.query_params and "nonsense" not in at.query_params
+    toasts = [toast.value for toast in at.toast]
+    assert any("nonsense" in text and "qkv_dk" in text and "ignorado" in text for text in toasts), toasts
+    assert at.query_params["lang"] == "es"
+
+
+def test_the_share_box_holds_the_link_of_the_view():
+    at = start_page(APP, lesson="pages/02_attention.py")
+    toggle = [w for w in at.toggle if w.key == "w_qkv_tied"][0]
+    toggle.set_value(True).run()
+    link = [c.value for c in at.sidebar.code][0]
+    assert "qkv_tied=1" in link and "qkv_dk=64" in link and "lang=en" in link and "d_model=64" in link
+
+
+def test_widgets_of_every_kind_are_covered():
+    """The round trip above changes every kind of widget the sweep knows, so each kind's reading is exercised."""
+    assert set(KINDS) >= {"slider", "select_slider", "number_input", "selectbox", "radio", "toggle", "multiselect",
+                          "text_input", "text_area"}
+    assert TEXTS["non-Latin"]

@@ -1,0 +1,174 @@
+"""Every control of a lesson in the link, so a shared link opens the same view.
+
+Pages draw their widgets through `control`: ``links.control(st.slider, label, 1, 1024, setting="qkv_dk")``
+ties the widget to the canonical session_state value `setting` (through `state.bind`) and writes that value
+to the URL's query parameters under the setting's name (``cfg_`` dropped). When a session starts from a link,
+the link's parameters wait in session_state (`state.PENDING`) until the control that owns them is drawn:
+the control's own arguments (options, min/max, max_chars) say what is allowed, so a value from a link
+is checked exactly as the widget would check it. A value it does not allow keeps the page's value and gets a
+translated warning beside the control. `finish` (app.py, after the page) drops other pages' parameters and
+says which of the link's parameters no control of this page used; `share` draws the link itself.
+
+The shared settings of the sidebar (`state.URL_NAMES`) are read by `state.init` instead.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from . import state
+from .i18n import t
+
+SEEN = "cfg_url_seen"  # the parameters the controls of this run wrote
+APPLIED = "cfg_url_applied"  # a link value was applied in this run: run once more so every part agrees
+FLAG_WIDGETS = ("toggle", "checkbox")
+TEXT_WIDGETS = ("text_input", "text_area")
+SHOWN_CHOICES = 12  # a warning lists at most this many allowed values
+
+
+def url_name(setting: str) -> str:
+    """The query parameter of a canonical setting: ``qkv_dk`` -> ``qkv_dk``, ``cfg_sentence_text`` ->
+    ``sentence_text``."""
+    return setting.removeprefix("cfg_")
+
+
+def to_url(value: Any) -> str | None:
+    """A control's value as a link writes it (None: not in the link). Lists are comma-separated."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return ",".join(state.url_text(v) for v in value)
+    return state.url_text(value)
+
+
+class Rejected(ValueError):
+    """A link value the control does not allow; `allowed` is an i18n key, `allowed_kw` its arguments."""
+
+    def __init__(self, allowed: str, **allowed_kw: Any) -> None:
+        super().__init__(allowed)
+        self.allowed, self.allowed_kw = allowed, allowed_kw
+
+
+def _listing(texts: list[str]) -> str:
+    shown = ", ".join(texts[:SHOWN_CHOICES])
+    return shown + (", …" if len(texts) > SHOWN_CHOICES else "")
+
+
+def _number(text: str, spec: Mapping[str, Any]) -> int | float:
+    lo, hi, step = spec.get("min_value"), spec.get("max_value"), spec.get("step")
+    given = [v for v in (lo, hi, step) if v is not None]
+    integer = bool(given) and all(isinstance(v, int) for v in given)  # as Streamlit decides a number's type
+    bounds = {"lo": "−∞" if lo is None else lo, "hi": "∞" if hi is None else hi}
+    allowed = ("state.allowed_int" if integer else "state.allowed_number", bounds)
+    try:
+        value = int(text.strip()) if integer else float(text.strip())
+    except ValueError:
+        raise Rejected(allowed[0], **allowed[1]) from None
+    outside = (lo is not None and value < lo) or (hi is not None and value > hi)
+    if not math.isfinite(value) or outside:  # off the step grid is allowed, as Streamlit allows it
+        raise Rejected(allowed[0], **allowed[1])
+    return value
+
+
+def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
+    """The value a link's `text` gives a widget of `kind` (``slider``, ``selectbox``...) drawn with the
+    arguments `spec`; raises `Rejected` when the widget would not allow it."""
+    if "options" in spec:
+        by_text = {state.url_text(option): option for option in spec["options"]}
+        allowed = ("state.allowed_choice", {"choices": _listing(list(by_text))})
+        if kind == "multiselect" or spec.get("selection_mode") == "multi":
+            items = [item for item in text.split(",") if item]
+            limit = spec.get("max_selections")
+            if any(item not in by_text for item in items) or len(set(items)) < len(items) or (limit and len(items) > limit):
+                raise Rejected("state.allowed_subset", choices=allowed[1]["choices"], limit=limit or len(by_text))
+            return [by_text[item] for item in items]
+        if text not in by_text:
+            raise Rejected(*allowed[:1], **allowed[1])
+        return by_text[text]
+    if kind in FLAG_WIDGETS:
+        flag = state.FLAGS.get(text.strip().lower())
+        if flag is None:
+            raise Rejected("state.allowed_choice", choices=", ".join(state.FLAGS))
+        return flag
+    if kind in TEXT_WIDGETS:
+        limit = spec.get("max_chars")
+        if limit is not None and len(text) > limit:
+            raise Rejected("state.allowed_text", max=limit)
+        return text
+    return _number(text, spec)
+
+
+def _apply(widget: Callable, args: tuple, kwargs: dict, setting: str, text: str) -> None:
+    spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
+    ss = st.session_state
+    try:
+        ss[setting] = from_url(text, widget.__name__, spec)
+        ss[APPLIED] = True
+    except Rejected as rejected:
+        ss[state.PROBLEMS].append({"name": url_name(setting), "canonical": setting, "value": text,
+                                   "allowed": rejected.allowed, "allowed_kw": rejected.allowed_kw,
+                                   "fallback": to_url(ss.get(setting))})
+
+
+def publish(name: str, value: Any) -> None:
+    """Write one parameter of this view to the URL (or remove it when `value` is None)."""
+    ss = st.session_state
+    ss.setdefault(SEEN, set()).add(name)
+    text = to_url(value)
+    if text is None:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != text:
+        st.query_params[name] = text
+
+
+def control(widget: Callable, /, *args: Any, setting: str, key: str | None = None, identity: tuple = (),
+            **kwargs: Any) -> Any:
+    """Draw ``widget(*args, **kwargs)`` tied to the canonical value `setting` and mirrored to the URL.
+
+    `key` and `identity` are `state.bind`'s `widget` and `identity`. A value waiting from the link is checked
+    against the widget's arguments and applied first; a rejected one is reported above the widget."""
+    ss = st.session_state
+    linked = setting not in state.SHARED
+    if linked and url_name(setting) in ss.get(state.PENDING, {}):
+        _apply(widget, args, kwargs, setting, ss[state.PENDING].pop(url_name(setting)))
+    for problem in ss.get(state.PROBLEMS, []):
+        if problem["canonical"] == setting and linked:
+            state.warn(problem)
+    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity))
+    if linked:
+        publish(url_name(setting), ss[setting])
+    return value
+
+
+def view_url() -> str:
+    """The address of this view: the page's URL (when the browser sent it) and every parameter."""
+    query = urlencode(st.query_params.to_dict())
+    base = st.context.url  # None in AppTest
+    return f"{base}?{query}" if base else f"?{query}"
+
+
+def share() -> None:
+    """"Link to this view": the address in a code box (its copy button copies it)."""
+    with st.popover(t("links.share"), icon=":material/link:", width="stretch"):
+        st.caption(t("links.share_help"))
+        st.code(view_url(), language=None, wrap_lines=True)
+
+
+def finish() -> None:
+    """After the page (app.py): drop the parameters no control of this page wrote, report the link's
+    parameters that no control used, and run once more if a link value was applied mid-page."""
+    ss = st.session_state
+    keep = set(state.URL_NAMES) | ss.pop(SEEN, set())
+    for name in [name for name in st.query_params if name not in keep]:
+        del st.query_params[name]
+    if ss.pop(APPLIED, False):
+        st.rerun()  # the rest of the link waits: a control drawn only now (e.g. in an opened mode) takes it
+    unused = ss.pop(state.PENDING, {})
+    if unused:
+        st.toast(t("links.unused", names=", ".join(sorted(unused))), icon=":material/link_off:")

@@ -1,0 +1,78 @@
+"""Scenes: named settings of a lesson that a lecturer opens with one click and shares as ``?scene=<name>``.
+
+A lesson writes its scenes as a literal ``SCENES = {name: {canonical setting: value}}`` (shared settings under
+their canonical keys, e.g. ``"cfg_d_model"``) and calls `picker` above its controls. The pills name the
+scenes; a click sets every value of that scene. The pill of the scene that the settings match now is lit,
+whatever set them, and while they match the link carries ``scene=<name>`` next to every value (so the link
+opens the same view even if a later version changes the scene). A link's scene is applied when the picker
+is drawn, and the run starts again at once, so the sidebar and the lesson's settings show it too.
+
+Titles and notes come from the lesson's catalog section: ``<section>.scene_of.<name>`` names a scene and
+``<section>.scene_note.<name>`` says what to look at in it.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import streamlit as st
+
+from . import links, state
+from .i18n import current_language, t
+
+SCENE = "scene"  # the query parameter
+
+
+def matching(scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The first scene whose every value the settings hold now, or None."""
+    ss = st.session_state
+    return next((name for name, values in scenes.items()
+                 if all(name_ in ss and ss[name_] == value for name_, value in values.items())), None)
+
+
+def apply(values: Mapping[str, Any]) -> None:
+    """Set every value of a scene; link warnings about those settings are settled."""
+    ss = st.session_state
+    for name, value in values.items():
+        ss[name] = value
+    ss[state.PROBLEMS] = [p for p in ss.get(state.PROBLEMS, []) if p["canonical"] not in values
+                          and p["canonical"] != SCENE]
+    if state.key("d_model") in values:
+        state.fix_heads()
+
+
+def _chosen(widget_key: str, scenes: Mapping[str, Mapping[str, Any]]) -> None:
+    name = st.session_state[widget_key]
+    if name is not None:  # a click on the lit pill unlights it: the settings stay as they are
+        apply(scenes[name])
+
+
+def _from_link(scenes: Mapping[str, Mapping[str, Any]]) -> None:
+    ss = st.session_state
+    name = ss.get(state.PENDING, {}).pop(SCENE, None)
+    if name is None:
+        return
+    if name in scenes:
+        apply(scenes[name])
+        st.rerun()  # the sidebar and `settings()` ran before this: start again with the scene in place
+    else:
+        ss[state.PROBLEMS].append({"name": SCENE, "canonical": SCENE, "value": name, "allowed": "state.allowed_choice",
+                                   "allowed_kw": {"choices": ", ".join(scenes)}, "fallback": "—"})
+
+
+def picker(section: str, scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """Draw the lesson's scenes as pills (above its controls) and return the scene shown now, or None."""
+    ss = st.session_state
+    lang = current_language()  # format functions get the language now: Streamlit may call them outside the run
+    _from_link(scenes)
+    for problem in ss.get(state.PROBLEMS, []):
+        if problem["canonical"] == SCENE:
+            state.warn(problem)
+    current = matching(scenes)
+    widget_key = f"{section}_scene_{lang}"
+    ss[widget_key] = current  # the lit pill follows the settings, whatever changed them
+    st.pills(t("scene.label"), list(scenes), format_func=lambda name: t(f"{section}.scene_of.{name}", lang),
+             key=widget_key, on_change=_chosen, args=(widget_key, scenes), help=t("scene.help"))
+    if current is not None:
+        st.caption(t(f"{section}.scene_note.{current}"))
+    links.publish(SCENE, current)
+    return current
