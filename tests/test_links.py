@@ -189,3 +189,37 @@ def test_widgets_of_every_kind_are_covered():
     assert set(KINDS) >= {"slider", "select_slider", "number_input", "selectbox", "radio", "toggle", "multiselect",
                           "text_input", "text_area"}
     assert TEXTS["non-Latin"]
+
+
+# ---- the tables of the data editors -------------------------------------------------------------------------
+
+EDITORS = [("pages/01_similarity.py", "sim_vectors", {"sim_dims": "2"}, [["rey", 0.5, -1.25], ["reina", 1 / 3, 2.0]]),
+           ("pages/06_layer_norm.py", "ln_x", {"ln_dims": "3"}, [["a", 1.0, 2.0, 3.5], ["b", -4.0, 0.1, 0.2]]),
+           ("pages/10_decoding.py", "dec_toy", {}, [["sí", 2.5], ["no", -1.0], ["quizá", 0.0]])]
+
+
+@pytest.mark.parametrize("lesson, key, controls, rows", EDITORS)
+def test_an_edited_table_round_trips_through_the_link(lesson, key, controls, rows):
+    import json
+
+    text = json.dumps(rows)
+    at = start_page(ROOT / lesson, query={"lang": "es", **controls, key: text})
+    assert not at.exception and not at.error and not at.warning
+    labels, values = at.session_state[f"{key}_valid"]
+    assert labels == [row[0] for row in rows]
+    assert values.tolist() == [row[1:] for row in rows]  # exactly: floats are written with every digit
+    assert json.loads(at.query_params[key]) == rows
+    default = start_page(ROOT / lesson, query={"lang": "es", **controls})
+    assert key not in default.query_params  # the example table is not written into the link
+
+
+@pytest.mark.parametrize("bad", ['[["x", 1.0]', '[["x", "uno", 2.0]]', '[["x", NaN, 1.0]]', '[["x", 1e9, 1.0]]',
+                                 '[["x", 1.0, 2.0], ["x", 1.0, 2.0]]', '[[1, 1.0, 2.0]]', '{"x": 1}'])
+def test_a_broken_table_in_a_link_is_reported_and_the_example_stays(bad):
+    at = start_page(ROOT / "pages/01_similarity.py", query={"lang": "en", "sim_dims": "2", "sim_vectors": bad})
+    assert not at.exception and not at.error
+    assert any("sim_vectors" in w.value and "2 numbers" in w.value for w in at.warning), [w.value for w in at.warning]
+    example = start_page(ROOT / "pages/01_similarity.py", query={"lang": "en", "sim_dims": "2"})
+    labels, values = at.session_state["sim_vectors_valid"]
+    assert labels == example.session_state["sim_vectors_valid"][0]
+    assert (values == example.session_state["sim_vectors_valid"][1]).all()

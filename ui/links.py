@@ -83,9 +83,9 @@ def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
         allowed = ("state.allowed_choice", {"choices": _listing(list(by_text))})
         if kind == "multiselect" or spec.get("selection_mode") == "multi":
             items = [item for item in text.split(",") if item]
-            limit = spec.get("max_selections")
-            if any(item not in by_text for item in items) or len(set(items)) < len(items) or (limit and len(items) > limit):
-                raise Rejected("state.allowed_subset", choices=allowed[1]["choices"], limit=limit or len(by_text))
+            limit = spec.get("max_selections") or len(by_text)
+            if any(item not in by_text for item in items) or len(set(items)) < len(items) or len(items) > limit:
+                raise Rejected("state.allowed_subset", choices=allowed[1]["choices"], limit=limit)
             return [by_text[item] for item in items]
         if text not in by_text:
             raise Rejected(*allowed[:1], **allowed[1])
@@ -103,6 +103,25 @@ def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
     return _number(text, spec)
 
 
+def take(setting: str) -> str | None:
+    """The link's value for `setting` if it is still waiting (it is then taken), else None."""
+    return st.session_state.get(state.PENDING, {}).pop(url_name(setting), None)
+
+
+def report(setting: str, text: str, rejected: Rejected, fallback: str) -> None:
+    """Keep a rejected link value's warning until the user sets that value (shown by `warnings`)."""
+    st.session_state[state.PROBLEMS].append({"name": url_name(setting), "canonical": setting, "value": text,
+                                             "allowed": rejected.allowed, "allowed_kw": rejected.allowed_kw,
+                                             "fallback": fallback})
+
+
+def warnings(setting: str) -> None:
+    """Show the warnings about rejected link values of `setting`."""
+    for problem in st.session_state.get(state.PROBLEMS, []):
+        if problem["canonical"] == setting:
+            state.warn(problem)
+
+
 def _apply(widget: Callable, args: tuple, kwargs: dict, setting: str, text: str) -> None:
     spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
     ss = st.session_state
@@ -110,9 +129,7 @@ def _apply(widget: Callable, args: tuple, kwargs: dict, setting: str, text: str)
         ss[setting] = from_url(text, widget.__name__, spec)
         ss[APPLIED] = True
     except Rejected as rejected:
-        ss[state.PROBLEMS].append({"name": url_name(setting), "canonical": setting, "value": text,
-                                   "allowed": rejected.allowed, "allowed_kw": rejected.allowed_kw,
-                                   "fallback": to_url(ss.get(setting))})
+        report(setting, text, rejected, to_url(ss.get(setting)))
 
 
 def publish(name: str, value: Any) -> None:
@@ -135,11 +152,11 @@ def control(widget: Callable, /, *args: Any, setting: str, key: str | None = Non
     against the widget's arguments and applied first; a rejected one is reported above the widget."""
     ss = st.session_state
     linked = setting not in state.SHARED
-    if linked and url_name(setting) in ss.get(state.PENDING, {}):
-        _apply(widget, args, kwargs, setting, ss[state.PENDING].pop(url_name(setting)))
-    for problem in ss.get(state.PROBLEMS, []):
-        if problem["canonical"] == setting and linked:
-            state.warn(problem)
+    if linked:
+        text = take(setting)
+        if text is not None:
+            _apply(widget, args, kwargs, setting, text)
+        warnings(setting)
     value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity))
     if linked:
         publish(url_name(setting), ss[setting])

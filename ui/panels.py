@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import charts, state
+from . import charts, links, state
 from .i18n import current_language, md_escape, t
 
 
@@ -166,6 +167,42 @@ def _resized(df: pd.DataFrame, label_column: str, columns: list[str]) -> pd.Data
     return out.reset_index(drop=True)
 
 
+def table_from_url(text: str, label_column: str, columns: list[str], **limits: Any) -> pd.DataFrame:
+    """A table from a link: JSON rows ``[label, number, ...]`` with one number per column that pass
+    `validate_table` with `limits` (min_rows, max_rows, bound); raises `links.Rejected` otherwise."""
+    try:
+        rows = json.loads(text)
+    except ValueError:
+        rows = None
+    width = 1 + len(columns)
+    if isinstance(rows, list) and all(isinstance(row, list) and len(row) == width and isinstance(row[0], str)
+                                      and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row[1:])
+                                      for row in rows):
+        table = pd.DataFrame(rows, columns=[label_column, *columns])
+        if not validate_table(table, label_column, **limits)[2]:
+            return table
+    raise links.Rejected("state.allowed_table", lo=limits["min_rows"], hi=limits["max_rows"], n=len(columns),
+                         bound=f"{limits['bound']:g}")
+
+
+def table_to_url(labels: Sequence[str], values: np.ndarray) -> str:
+    """The link's text of a valid table: JSON rows ``[label, number, ...]`` (floats written exactly)."""
+    return json.dumps([[label, *map(float, row)] for label, row in zip(labels, values)], ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def _editor_link(key: str, label_column: str, columns: list[str], limits: dict[str, Any]) -> None:
+    """Apply the link's table for editor `key`, if one is waiting (a rejected one is reported)."""
+    text = links.take(key)
+    if text is None:
+        return
+    try:
+        reset_editor(key, table_from_url(text, label_column, columns, **limits))
+        st.session_state[links.APPLIED] = True
+    except links.Rejected as rejected:
+        links.report(key, text, rejected, t("editor.link_fallback"))
+
+
 def reset_editor(key: str, table: pd.DataFrame) -> None:
     """Replace the table of editor `key` (e.g. "back to the example"); usable as an on_click callback."""
     ss = st.session_state
@@ -182,10 +219,14 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     (labels, values), ``_base`` the data the editor widget started from, ``_version``. The widget key
     includes the version and the language: a new widget (first run, page switch, language switch, resize,
     reset) starts from the last edited table, so nothing typed is lost; an invalid table stays on screen to
-    be fixed while the caller keeps computing with the last valid values."""
+    be fixed while the caller keeps computing with the last valid values. The last valid table is in the
+    link (parameter `key`, JSON rows) when it differs from `default`; a link's table is checked like an edit."""
     ss = st.session_state
     ss.setdefault(f"{key}_table", default.copy())
     ss.setdefault(f"{key}_version", 0)
+    limits = {"min_rows": min_rows, "max_rows": max_rows, "bound": bound}
+    _editor_link(key, label_column, columns, limits)
+    links.warnings(key)
     table = ss[f"{key}_table"]
     if list(table.columns) != [label_column, *columns]:
         reset_editor(key, _resized(table, label_column, columns))
@@ -204,16 +245,18 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
                    for k, c in enumerate(columns)})
     edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,
                             column_config=config, width="content", alt=alt_text)
+    if not edited.equals(ss[f"{key}_base"]):  # the user edits the table: a link warning about it is settled
+        ss[state.PROBLEMS] = [p for p in ss.get(state.PROBLEMS, []) if p["canonical"] != key]
     ss[f"{key}_table"] = edited.copy()
-    labels, values, problems = validate_table(edited, label_column, min_rows=min_rows, max_rows=max_rows,
-                                              bound=bound)
+    labels, values, problems = validate_table(edited, label_column, **limits)
+    d_labels, d_values, _ = validate_table(_resized(default, label_column, columns), label_column, **limits)
     if not problems:
         ss[f"{key}_valid"] = (labels, values)
     elif f"{key}_valid" not in ss:  # the very first table is broken: fall back to the default
-        d_labels, d_values, _ = validate_table(_resized(default, label_column, columns), label_column,
-                                               min_rows=min_rows, max_rows=max_rows, bound=bound)
         ss[f"{key}_valid"] = (d_labels, d_values)
     valid_labels, valid_values = ss[f"{key}_valid"]
+    unchanged = list(valid_labels) == list(d_labels) and np.array_equal(valid_values, d_values)
+    links.publish(key, None if unchanged else table_to_url(valid_labels, valid_values))  # the example: not in the link
     return EditedMatrix(list(valid_labels), np.array(valid_values, dtype=float), problems)
 
 

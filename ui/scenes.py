@@ -47,16 +47,13 @@ def _chosen(widget_key: str, scenes: Mapping[str, Mapping[str, Any]]) -> None:
 
 
 def _from_link(scenes: Mapping[str, Mapping[str, Any]]) -> None:
-    ss = st.session_state
-    name = ss.get(state.PENDING, {}).pop(SCENE, None)
+    name = links.take(SCENE)
     if name is None:
         return
     if name in scenes:
         apply(scenes[name])
         st.rerun()  # the sidebar and `settings()` ran before this: start again with the scene in place
-    else:
-        ss[state.PROBLEMS].append({"name": SCENE, "canonical": SCENE, "value": name, "allowed": "state.allowed_choice",
-                                   "allowed_kw": {"choices": ", ".join(scenes)}, "fallback": "—"})
+    links.report(SCENE, name, links.Rejected("state.allowed_choice", choices=", ".join(scenes)), "—")
 
 
 def picker(section: str, scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -64,9 +61,7 @@ def picker(section: str, scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
     ss = st.session_state
     lang = current_language()  # format functions get the language now: Streamlit may call them outside the run
     _from_link(scenes)
-    for problem in ss.get(state.PROBLEMS, []):
-        if problem["canonical"] == SCENE:
-            state.warn(problem)
+    links.warnings(SCENE)
     current = matching(scenes)
     widget_key = f"{section}_scene_{lang}"
     ss[widget_key] = current  # the lit pill follows the settings, whatever changed them

@@ -1,0 +1,73 @@
+"""Links in a real browser: a shared link opens the same view, a scene opens from its link, leaving a lesson drops
+its parameters, and the sidebar's "Link to this view" holds the address of what is on screen (ui/links.py and
+ui/scenes.py; the AppTest side is tests/test_links.py and tests/test_scenes.py). Needs Debian's Chromium.
+"""
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from conftest import require_browser
+
+from scripts.browser import page_errors, wait_for_app
+
+pytestmark = pytest.mark.browser
+LESSON = "/queries-keys-values"
+require_browser()
+
+
+@pytest.fixture(scope="module")
+def page(app, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    page.set_default_timeout(60_000)
+    page.goto(app.url + "/", wait_until="domcontentloaded")  # "/" first: a fresh server's first deep link
+    wait_for_app(page)                                       # shows "page not found" (streamlit #9992)
+    yield page
+    page.close()
+
+
+def open_link(page, url: str) -> dict[str, str]:
+    """Open `url` as a new session and return the query the app then shows in the address bar."""
+    page.goto(url, wait_until="domcontentloaded")
+    wait_for_app(page)
+    assert page_errors(page) == []
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_a_link_opens_the_view_it_names(app, page):
+    query = open_link(page, f"{app.url}{LESSON}?lang=es&d_model=32&heads=2&qkv_dk=512&qkv_tied=1")
+    assert query["qkv_dk"] == "512" and query["qkv_tied"] == "1" and query["d_model"] == "32"
+    text = main_text(page)
+    assert "Consultas, claves y valores" in text and "d_k = 512" in text
+    assert "d_model = 32" in text  # the lesson's sizes line, from the sidebar's settings
+
+
+def test_a_bad_value_in_a_link_is_explained(app, page):
+    query = open_link(page, f"{app.url}{LESSON}?lang=en&qkv_dk=100")
+    assert query["qkv_dk"] == "64"
+    warnings = page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
+    assert any("qkv_dk" in w and "100" in w for w in warnings), warnings
+
+
+def test_a_scene_opens_from_its_link(app, page):
+    query = open_link(page, f"{app.url}{LESSON}?lang=en&scene=tied")
+    assert query["scene"] == "tied" and query["qkv_tied"] == "1"
+    lit = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] [role="radio"][aria-checked="true"]')
+    assert "One matrix for queries and keys" in lit.first.inner_text()
+
+
+def test_leaving_a_lesson_drops_its_parameters_and_the_share_box_follows(app, page):
+    open_link(page, f"{app.url}{LESSON}?lang=es&qkv_dk=256")
+    page.locator('[data-testid="stSidebarNavLink"][href$="/attention-masks"]').click()
+    page.wait_for_function("() => location.pathname.endsWith('/attention-masks')")
+    wait_for_app(page)
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))
+    assert "qkv_dk" not in query and query["lang"] == "es"
+    page.locator('[data-testid="stSidebar"]').get_by_text("Enlace a esta vista").click()
+    code = page.locator('[data-testid="stPopoverBody"] code, [data-testid="stPopover"] code').first
+    link = code.inner_text()
+    assert "/attention-masks?" in link and "lang=es" in link and "qkv_dk" not in link
