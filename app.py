@@ -11,10 +11,7 @@ import torch
 
 from ui import links, presentation, state
 from ui.i18n import t
-from ui.lessons import (  # the lessons, in order; a lesson is one line there
-    PAGES,
-    SECTIONS,
-)
+from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
 
 ROOT = Path(__file__).resolve().parent
 

@@ -10,7 +10,7 @@ import streamlit as st
 import torch
 
 import core
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -53,6 +53,12 @@ def weighted_sum_latex(i: int, words: list[str], a: np.ndarray, c: np.ndarray) -
     return rf"\begin{{aligned}} \mathbf{{c}}_{{{tex_word(words[i])}}} &= {body} \\ &= ({vector}) \end{{aligned}}"
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "arrow": {"sim_word": 4, "sim_scale": False, "sim_dims": 3},
+    "scaled": {"sim_scale": True, "sim_dims": 3},
+    "zero_dims": {"sim_scale": True, "sim_dims": 8},
+}
+
 settings = state.settings()
 ss = st.session_state
 ss.setdefault("sim_dims", 3)
@@ -60,6 +66,7 @@ ss.setdefault("sim_scale", False)
 ss.setdefault("sim_word", 0)
 
 st.title(t("sim.title"))
+scenes.picker("sim", SCENES)
 prose(t("sim.intro"))
 st.latex(r"S = X X^{\top} \qquad A_{ij} = \frac{e^{\,S_{ij} - m_i}}{\sum_{k} e^{\,S_{ik} - m_i}},"
          r"\quad m_i = \max_k S_{ik} \qquad C = A X")

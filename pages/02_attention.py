@@ -179,10 +179,10 @@ def scaling(seed: int) -> None:
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "saturation": {"qkv_dk": 512},
-    "tied": {"qkv_tied": True},
-    "causal": {"cfg_mask": "causal", "qkv_tied": False},
-    "one_head": {"cfg_heads": 1, "qkv_tied": False},
+    "saturation": {"qkv_dk": 512, "qkv_tied": False, "cfg_mask": "none", "cfg_heads": 4},
+    "tied": {"qkv_tied": True, "qkv_dk": 64, "cfg_mask": "none", "cfg_heads": 4},
+    "causal": {"cfg_mask": "causal", "qkv_tied": False, "qkv_dk": 64, "cfg_heads": 4},
+    "one_head": {"cfg_heads": 1, "qkv_tied": False, "qkv_dk": 64, "cfg_mask": "none"},
 }
 
 settings = state.settings()

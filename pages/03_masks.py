@@ -14,7 +14,7 @@ from core import mask_conventions as conv
 from core.analysis import toy_embeddings
 from core.hooks import trace
 from core.masks import global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -151,6 +151,15 @@ def pattern(kind: str, n: int, width: int, dilation: int, n_global: int) -> tupl
     return mask, totals
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "padding": {"masks_sentence": 2, "cfg_mask": "padding", "cfg_seq_len": 8,
+                "masks_batch_text": "I love deep learning\nattention is all you need\nhello world"},
+    "decoder": {"masks_sentence": 2, "cfg_mask": "both", "cfg_seq_len": 8,
+                "masks_batch_text": "I love deep learning\nattention is all you need\nhello world"},
+    "window": {"masks_pattern": "window", "masks_width": 2, "cfg_seq_len": 64},
+    "global": {"masks_pattern": "global", "masks_width": 1, "masks_globals": 2, "cfg_seq_len": 16},
+}
+
 settings = state.settings()
 lang = settings.lang  # format functions get it now: Streamlit may call them outside the run
 ss = st.session_state
@@ -159,6 +168,7 @@ for name, value in (("batch_text", DEFAULT_BATCH), ("batch", DEFAULT_BATCH), ("s
     ss.setdefault(f"masks_{name}", value)
 
 st.title(t("masks.title"))
+scenes.picker("masks", SCENES)
 prose(t("masks.intro"))
 st.latex(rf"A = \operatorname{{softmax}}\!\left(S + M\right),\qquad M_{{ij}} = \begin{{cases}} 0 & "
          rf"\text{{{t('masks.tex_keep')}}} \\ -\infty & \text{{{t('masks.tex_block')}}} \end{{cases}}\qquad "

@@ -11,7 +11,7 @@ import torch
 import core
 import core.analysis
 import core.hooks
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -110,6 +110,13 @@ def facet_columns(n: int) -> int:
     return max(1, min(4, 880 // panel_width))
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "eight_heads": {"mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7], "cfg_d_model": 64, "cfg_heads": 8},
+    "one_head": {"mha_view_heads": [0], "mha_head": 0, "cfg_d_model": 64, "cfg_heads": 1},
+    "causal": {"cfg_mask": "causal", "cfg_d_model": 64, "cfg_heads": 4, "mha_view_heads": [0, 1, 2, 3]},
+    "paper": {"cfg_d_model": 512, "cfg_heads": 8, "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7]},
+}
+
 settings = state.settings()
 ss = st.session_state
 d_model, h = settings.d_model, settings.heads
@@ -121,6 +128,7 @@ if h < 1 or d_model % h:  # the controls never allow it; a hand-made session sta
 d_k = d_model // h
 
 st.title(t("mha.title"))
+scenes.picker("mha", SCENES)
 prose(t("mha.intro"))
 st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W^O,"
          r"\qquad d_k = \frac{d_{\mathrm{model}}}{h}")
@@ -268,9 +276,11 @@ panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, cor
 
 st.subheader(t("mha.notice_header"))
 focused, spread = int(entropy.argmin()), int(distance.argmax())
-st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
-              far=head_names[spread], distance=f"{distance[spread]:.4f}"))
-if h > 1:
+if h == 1:
+    st.markdown(t("mha.notice_one_head", entropy=f"{entropy[0]:.4f}", distance=f"{distance[0]:.4f}"))
+else:
+    st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
+                  far=head_names[spread], distance=f"{distance[spread]:.4f}"))
     favourite = R["weights"][:, :n_real].mean(axis=1).argmax(axis=1)  # (h,): the key each head looks at most
     pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[favourite[k]])}" for k in range(min(h, 8)))
     pairs += ", …" if h > 8 else ""

@@ -15,7 +15,7 @@ import torch
 
 import core
 from core import analysis, positional
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -77,6 +77,12 @@ def full_csv(n: int, d: int, dim_labels: list[str]) -> str:
     return panels.csv_text(panels.numbers_frame(sinusoid(n, d), range(n), dim_labels))
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "dog_bites_man": {"pe_perm": "reversed", "cfg_sentence_text": "dog bites man"},
+    "short_table": {"pe_learned_len": 3, "cfg_sentence_text": "time flies like an arrow", "cfg_d_model": 64},
+    "paper_waves": {"cfg_d_model": 512, "pe_pairs": [0, 128, 255], "cfg_sentence_text": "time flies like an arrow"},
+}
+
 settings = state.settings()
 ss = st.session_state
 d, seed, device, lang = settings.d_model, settings.seed, settings.device, settings.lang
@@ -92,6 +98,7 @@ shown = min(d, SHOWN_DIMS)
 cols = [dim(j=j) for j in range(shown)]
 
 st.title(t("pe.title"))
+scenes.picker("pe", SCENES)
 prose(t("pe.intro"))
 st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
          r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")

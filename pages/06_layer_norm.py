@@ -15,7 +15,7 @@ from core.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -104,6 +104,13 @@ def numbers(df: pd.DataFrame, key: str) -> None:
     st.dataframe(df, column_config=config, width="content", key=key)
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "gain_shift": {"ln_gamma": 2.0, "ln_beta": 0.5, "ln_dims": 2},
+    "four_dims": {"ln_dims": 4, "ln_gamma": 1.0, "ln_beta": 0.0},
+    "tiny_pair": {"ln_pair": 0.01, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0},
+    "deep_stack": {"ln_layers": 24, "ln_pair": 1.0, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0},
+}
+
 settings = state.settings()
 ss = st.session_state
 for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pair", 1.0), ("ln_layers", 6),
@@ -111,6 +118,7 @@ for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pa
     ss.setdefault(name, value)
 
 st.title(t("ln.title"))
+scenes.picker("ln", SCENES)
 prose(t("ln.intro"))
 st.latex(r"\mu = \frac{1}{d}\sum_{k=1}^{d} x_k \qquad y = \gamma \odot \hat{x} + \beta")
 st.latex(r"\text{annotated: } \hat{x} = \frac{x - \mu}{s + \varepsilon},\ s = \sqrt{\tfrac{1}{d-1}\textstyle"

@@ -132,14 +132,15 @@ def test_on_its_own_the_page_names_every_lesson_without_links(lang):
 
 def test_the_view_link_carries_the_shared_settings_and_follows_them():
     at = start()
-    assert query_of(at.code[0].value) == {name: at.query_params[name] for name in query_of(at.code[0].value)}
-    assert query_of(at.code[0].value) == {"lang": "en", "seed": "0", "d_model": "64", "heads": "4", "seq_len": "8",
-                                          "mask": "none", "present": "0"}
+    shown = query_of(at.main.code[0].value)
+    assert shown == {name: at.query_params[name] for name in shown}
+    assert shown == {"lang": "en", "seed": "0", "d_model": "64", "heads": "4", "seq_len": "8", "mask": "none",
+                     "show_numbers": "0", "present": "0"}
     at.number_input(key="w_cfg_seed").set_value(7).run()
     at.number_input(key="w_cfg_d_model").set_value(96).run()
     at.sidebar.radio[0].set_value("es").run()
     assert not at.exception
-    shown = query_of(at.code[0].value)
+    shown = query_of(at.main.code[0].value)
     assert shown["seed"] == "7" and shown["d_model"] == "96" and shown["lang"] == "es"
     assert shown == {name: at.query_params[name] for name in shown}  # the same as the address bar
     assert at.title[0].value == t("welcome.title", lang="es")
@@ -148,7 +149,7 @@ def test_the_view_link_carries_the_shared_settings_and_follows_them():
 def test_a_shared_link_opens_the_welcome_page_with_its_settings():
     at = start(query={"lang": "es", "seed": "3", "mask": "causal"})
     assert at.title[0].value == t("welcome.title", lang="es")
-    shown = query_of(at.code[0].value)
+    shown = query_of(at.main.code[0].value)
     assert shown["lang"] == "es" and shown["seed"] == "3" and shown["mask"] == "causal"
 
 

@@ -127,7 +127,7 @@ def test_defaults_match_an_independent_computation():
     frames = [d.value for d in at.dataframe]
     assert list(frames[7].index) == EXAMPLE and list(frames[7].columns) == EXAMPLE
     import core  # "show the code" shows the functions that ran
-    shown = [c.value.strip() for c in at.code]
+    shown = [c.value.strip() for c in at.main.code]
     assert inspect.getsource(core.scaled_dot_product_attention).strip() in shown
     assert inspect.getsource(core.sinusoidal_encoding).strip() in shown
 

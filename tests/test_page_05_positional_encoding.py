@@ -179,7 +179,7 @@ def test_defaults_show_the_right_numbers():
     np.testing.assert_allclose(scores, [[rotate(q, a) @ rotate(k, b) for b in range(16)] for a in range(16)],
                                atol=1e-4)
     from core import attention as core_attention, positional
-    shown = [c.value.strip() for c in at.code]  # the code shown is the code that ran
+    shown = [c.value.strip() for c in at.main.code]  # the code shown is the code that ran
     ran = (positional.sinusoidal_encoding, positional.frequency_factor, positional.index_encoding,
            positional.LearnedPositionalEncoding, positional.rotary_angles, positional.apply_rotary,
            core_attention.scaled_dot_product_attention)

@@ -112,7 +112,7 @@ def test_runs_in_both_languages(path, lang):
     if path == APP:
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
     functions = (core.LayerNorm, trace, _Block.residual, gradient_norms_at_init, parameter_gradient_norm)
-    assert [c.value.strip() for c in at.code] == [inspect.getsource(f).strip() for f in functions]  # code shown = run
+    assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in functions]  # code shown = run
 
 
 def test_defaults_show_the_course_numbers():

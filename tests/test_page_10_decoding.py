@@ -131,7 +131,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("dec.title", lang=lang)
     assert not at.warning
-    assert [c.value.strip() for c in at.code] == [inspect.getsource(f).strip() for f in ALL_CODE]  # shown = run
+    assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE]  # shown = run
     assert widget(at, "selectbox", "w_dec_model").value == model_id("addition")
     assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
 

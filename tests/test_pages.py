@@ -93,7 +93,7 @@ def test_defaults_show_the_course_matrices():
     import inspect
 
     import core
-    shown = [c.value.strip() for c in at.code]  # "show the code" shows the functions that ran
+    shown = [c.value.strip() for c in at.main.code]  # "show the code" shows the functions that ran
     assert [inspect.getsource(f).strip() for f in (core.similarity, core.softmax, core.contextualize)] == shown
 
 

@@ -75,6 +75,18 @@ def test_a_scene_opens_from_its_pill_and_from_its_link(lesson, name):
 
 
 @pytest.mark.parametrize("lesson", sorted({lesson for lesson, _ in SCENE_CASES}))
+def test_each_click_lights_its_own_scene_whatever_came_before(lesson):
+    """Scenes clicked one after another, twice round: the pill lit and the link's scene are always the last click
+    (a scene that names fewer settings must not stay lit because an earlier click left its values in place)."""
+    names = list(page_scenes(lesson))
+    at = start_page(ROOT / lesson)
+    for name in names + names[::-1]:
+        pills(at).set_value(name).run()
+        assert not at.exception
+        assert pills(at).value == name and at.query_params["scene"] == name
+
+
+@pytest.mark.parametrize("lesson", sorted({lesson for lesson, _ in SCENE_CASES}))
 def test_moving_a_control_after_a_scene_unlights_it(lesson):
     name, values = next(iter(page_scenes(lesson).items()))
     at = start_page(ROOT / lesson, state=dict(values))
