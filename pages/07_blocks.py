@@ -12,7 +12,7 @@ import torch
 import core
 from core.analysis import toy_embeddings
 from core.layers import ACTIVATION
-from ui import charts, links, panels, state, tokens
+from ui import charts, links, panels, scenes, state, tokens
 from ui.i18n import current_language, md_escape, t
 from ui.presentation import prose
 
@@ -186,6 +186,20 @@ def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None,
                         scale=scale, caption=caption or None, max_width=width)
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    # Each scene names the FFN (which every later section uses) and the setting of every other scene's section.
+    "gelu": {"blk_activation": "gelu", "blk_ff_ratio": 4, "blk_dropout": 0.1, "blk_layers": 6,
+             "blk_trace_kind": "encoder"},
+    "half_dropout": {"blk_activation": "relu", "blk_ff_ratio": 4, "blk_dropout": 0.5, "blk_train": True,
+                     "blk_layers": 6, "blk_trace_kind": "encoder"},
+    "deep_stack": {"blk_activation": "relu", "blk_ff_ratio": 4, "blk_dropout": 0.1, "blk_layers": 12,
+                   "blk_norm_first": True, "blk_trace_kind": "encoder"},
+    "cross_attention": {"blk_activation": "relu", "blk_ff_ratio": 4, "blk_dropout": 0.1, "blk_layers": 6,
+                        "blk_norm_first": True, "blk_trace_kind": "decoder",
+                        "blk_tensor_decoder": "cross_attn.hook_weights",
+                        "blk_target_text": "el tiempo vuela como una flecha"},
+}
+
 settings = state.settings()
 ss = st.session_state
 for name, value in (("ff_ratio", 4), ("activation", "relu"), ("dropout", 0.1), ("train", True), ("draw", 0),
@@ -197,6 +211,7 @@ d, h, seed, device = settings.d_model, settings.heads, settings.seed, settings.d
 lang = settings.lang  # format functions get the language now: Streamlit may call them outside the run
 
 st.title(t("blocks.title"))
+scenes.picker("blocks", SCENES)
 prose(t("blocks.intro"))
 words = tokens.sentence_tokens(settings.seq_len, "blocks")
 st.caption(t("blocks.settings_note", d=d, h=h, seq_len=settings.seq_len, seed=seed))

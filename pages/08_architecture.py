@@ -10,7 +10,7 @@ import streamlit as st
 
 import core
 from core import costs
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -103,6 +103,14 @@ def formula_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_n
     return parts | {"total": sum(parts.values())}
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "paper_base": {"arch_layers": 6, "arch_pre_norm": False, "arch_ff_auto": True, "arch_src_vocab": 37_000,
+                   "arch_tgt_vocab": 37_000, "cfg_d_model": 512, "cfg_heads": 8},
+    "long_sequence": {"arch_ff_auto": True, "cfg_d_model": 16, "cfg_heads": 4, "cfg_seq_len": 64},
+    "big_vocabulary": {"arch_src_vocab": 50_000, "arch_tgt_vocab": 50_000, "arch_layers": 2, "arch_ff_auto": True,
+                       "cfg_d_model": 64, "cfg_heads": 4},
+}
+
 settings = state.settings()
 ss.setdefault("arch_ff_auto", True)
 ss.setdefault("arch_d_ff", 4 * settings.d_model)
@@ -112,6 +120,7 @@ ss.setdefault("arch_tgt_vocab", PAPER_VOCAB)
 ss.setdefault("arch_pre_norm", True)
 
 st.title(t("arch.title"))
+scenes.picker("arch", SCENES)
 prose(t("arch.intro"))
 st.latex(r"\mathrm{Transformer}(X, Y) = \mathrm{Generator}\big(\mathrm{Decoder}(\mathrm{Encoder}(X),\, Y)\big),"
          r"\qquad P(y_t \mid y_{<t}, X) = \mathrm{softmax}\big(h_t\, E_{\mathrm{tgt}}^{\top} + b\big)")

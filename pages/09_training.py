@@ -26,7 +26,7 @@ from core.train import (
     predict,
     sequence_loss,
 )
-from ui import charts, links, models, panels, state
+from ui import charts, links, models, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, KINDS, Run, attention_maps
@@ -347,6 +347,26 @@ def vocabulary_section(run: Run) -> None:
                                    t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
 
 
+# Scenes set the controls only, never start training. A scene that departs from its preset also names
+# "train_loaded", so the preset is not loaded over its values.
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "addition_course": {"train_task": "addition", "train_preset": "course", "train_digits": 3,
+                        "train_full_range": False, "train_d_model": 256, "train_heads": 4, "train_layers": 3,
+                        "train_d_ff": 512, "train_dropout": 0.1, "train_norm": "pre", "train_positional": "sinusoidal",
+                        "train_lr": 0.0005, "train_batch": 128, "train_steps": 1500},
+    "parser_course": {"train_task": "parser", "train_preset": "course", "train_spaces": False, "train_d_model": 128,
+                      "train_heads": 4, "train_layers": 3, "train_d_ff": 512, "train_dropout": 0.1, "train_norm": "pre",
+                      "train_positional": "sinusoidal", "train_lr": 0.0005, "train_batch": 64, "train_steps": 500},
+    "deep_pre_norm": {"train_task": "copy", "train_preset": "fast", "train_loaded": ("copy", "fast"),
+                      "train_length": 20, "train_vocab": 19, "train_d_model": 32, "train_heads": 2, "train_layers": 4,
+                      "train_d_ff": 64, "train_dropout": 0.0, "train_norm": "pre", "train_positional": "sinusoidal",
+                      "train_lr": 0.02, "train_batch": 64, "train_steps": 400, "cfg_seed": 0},
+    "deep_post_norm": {"train_task": "copy", "train_preset": "fast", "train_loaded": ("copy", "fast"),
+                       "train_length": 20, "train_vocab": 19, "train_d_model": 32, "train_heads": 2, "train_layers": 4,
+                       "train_d_ff": 64, "train_dropout": 0.0, "train_norm": "post", "train_positional": "sinusoidal",
+                       "train_lr": 0.02, "train_batch": 64, "train_steps": 400, "cfg_seed": 0},
+}
+
 settings = state.settings()
 ss.setdefault("train_task", "copy")
 ss.setdefault("train_preset", "fast")
@@ -358,6 +378,7 @@ if ss.get("train_loaded") != (ss["train_task"], ss["train_preset"]):
     load_preset()
 
 st.title(t("train.title"))
+scenes.picker("train", SCENES)
 prose(t("train.intro"))
 st.latex(r"\mathcal{L} = -\frac{1}{|T|}\sum_{t \in T} \sum_{v} q_t(v) \log p_\theta(v \mid y_{<t}, x), \qquad "
          r"q_t = (1 - \varepsilon)\, \mathbb{1}[v = y_t] + \tfrac{\varepsilon}{V}")

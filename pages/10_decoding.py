@@ -21,7 +21,7 @@ from core.sampling import (
     top_p_filter,
 )
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
-from ui import charts, links, models, panels, state
+from ui import charts, links, models, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -123,6 +123,17 @@ def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
     return "\n".join(out + ["}"])
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "hot": {"dec_temp": 2.0, "dec_top_k": 3, "dec_top_p": 0.9},
+    "nucleus": {"dec_temp": 1.0, "dec_top_k": 6, "dec_top_p": 0.5, "dec_draws": 10000},
+    # the model's scenes put the toy distribution's controls back to their defaults
+    "long_answer": {"dec_model": "shipped:copy",
+                    "dec_text_shipped_copy": "16 5 1 1 12 8 6 10 10 5 14 2 4 8 17 16 2 12 19 7",
+                    "dec_m_temp": 1.0, "dec_m_top_p": 1.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
+    "beam": {"dec_model": "shipped:addition", "dec_text_shipped_addition": "044+239", "dec_view": "beam",
+             "dec_width": 4, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
+}
+
 settings = state.settings()
 ss = st.session_state
 lang = settings.lang
@@ -132,6 +143,7 @@ for name, value in (("dec_temp", 1.0), ("dec_top_k", 3), ("dec_top_p", 0.9), ("d
     ss.setdefault(name, value)
 
 st.title(t("dec.title"))
+scenes.picker("dec", SCENES)
 prose(t("dec.intro"))
 st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}} \qquad S_k = \operatorname{top}_k(p) \qquad "
          r"S_p = \underset{S:\ \sum_{i \in S} p_i \,\ge\, p}{\arg\min} |S| \qquad "

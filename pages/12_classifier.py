@@ -24,7 +24,7 @@ from core.classifier import (
     mean_pool,
     parameter_formula,
 )
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -198,6 +198,15 @@ def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
     results(shown, runs, epochs)
 
 
+SCENES = {  # the three comparisons of PRESETS, as links; they set the controls and never start training
+    "course": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+               "clf_lr": 0.001, "clf_minority": 0},
+    "majority": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+                 "clf_lr": 0.001, "clf_minority": 9},
+    "fast_lr": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+                "clf_lr": 0.01, "clf_minority": 8},
+}
+
 settings = state.settings()
 ss = st.session_state
 for name, value in DEFAULTS.items():
@@ -206,6 +215,7 @@ ss.setdefault("clf_runs", {})
 ss.setdefault("clf_running", False)
 
 st.title(t("clf.title"))
+scenes.picker("clf", SCENES)
 prose(t("clf.intro"))
 st.latex(r"h = \mathrm{Encoder}_N\big(\sqrt{d}\,E[x] + PE\big) \qquad \bar{h} = \frac{1}{|R|}\sum_{i \in R} h_i"
          r"\qquad p(c \mid x) = \mathrm{softmax}(W \bar{h} + b)")

@@ -15,7 +15,7 @@ import core
 from core import pretrained
 from core.hooks import trace
 from core.model import Embeddings, EncoderOnly
-from ui import charts, links, panels, state
+from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -121,6 +121,16 @@ def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: li
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
 
 
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+    "it_animal": {"real_text_a": "The animal didn't cross the street because it was too tired", "real_text_b": "",
+                  "real_layer": 3, "real_head": 1},
+    "previous_token": {"real_text_a": "The animal didn't cross the street because it was too tired",
+                       "real_text_b": "", "real_layer": 0, "real_head": 2, "real_view_layer": 0,
+                       "real_view_heads": [2]},
+    "paraphrase": {"real_text_a": "How old are you?", "real_text_b": "What is your age?",
+                   "real_list": "How old are you?\nWhat is your age?\nWhere do you live?\nHow old is this house?"},
+}
+
 settings = state.settings()
 ss = st.session_state
 for name, value in (("real_text_a", DEFAULT_A), ("real_text_b", ""), ("real_valid", (DEFAULT_A, "")),
@@ -131,6 +141,7 @@ model, tokenizer, _ = minilm()
 cfg = model.cfg
 
 st.title(t("real.title"))
+scenes.picker("real", SCENES)
 prose(t("real.intro"))
 st.latex(r"X_0 = \mathrm{LN}(E_{\text{token}} + E_{\text{position}} + E_{\text{type}}) \qquad "
          r"H = \mathrm{LN}(X + \mathrm{MultiHead}(X)) \qquad X' = \mathrm{LN}(H + \mathrm{FFN}_{\mathrm{GELU}}(H))")
