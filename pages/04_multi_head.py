@@ -96,9 +96,9 @@ def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: li
     shown = max(1, min(MAX_COLS, MAX_CELLS // matrix.shape[0]))
     st.markdown(f"##### {title} &nbsp; {t('panel.shape', rows=matrix.shape[0], cols=matrix.shape[1])}")
     st.caption(" ".join(filter(None, [caption, t("mha.sliced", shown=shown, total=matrix.shape[1])])))
-    chart = charts.heatmap(matrix[:, :shown], rows, cols[:shown], scale=scale or charts.auto_scale(matrix),
-                           text=panels.chart_text(), max_width=max_width)
-    st.altair_chart(chart, width="content", alt=t("panel.alt", title=title, rows=matrix.shape[0], cols=shown))
+    chart = charts.named(charts.heatmap(matrix[:, :shown], rows, cols[:shown], scale=scale or charts.auto_scale(matrix),
+                                        text=panels.chart_text(), max_width=max_width), title)
+    st.altair_chart(chart, width="content")
     if settings.show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
     panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)

@@ -202,8 +202,8 @@ def test_matrix_frame_cells_match_a_cell_by_cell_reference():
             assert bool(cell["finite"]) is finite
             assert (cell["value"] == v) if finite else (cell["value"] is None or np.isnan(cell["value"]))
             assert cell["exact"] == (f"{v:.4f}" if finite else {np.inf: "inf", -np.inf: "-inf"}.get(v, "nan"))
-            dark = {"diverging": abs(v) > 0.6 * hi, "weights": v > 0.55,
-                    "sequential": (v - lo) / (hi - lo) < 0.45}[kind] if finite else False
+            dark = {"diverging": v < -0.76 * hi or v > 0.83 * hi, "weights": v > 0.7,
+                    "sequential": (v - lo) / (hi - lo) < 0.47}[kind] if finite else False
             assert bool(cell["dark"]) is bool(dark), (kind, v)
     assert list(charts.matrix_frame(m, "abc", "abc")["text"])[:3] == ["-2.00", "0.30", "+∞"]
 

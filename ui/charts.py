@@ -1,4 +1,4 @@
-"""Altair chart builders: arrays and labels in, an ``alt.Chart`` out. No Streamlit calls here.
+"""Altair chart builders: arrays and labels in, an ``alt.Chart`` out. No Streamlit elements here.
 
 Conventions shared by every page:
 - a heatmap's rows run top to bottom in matrix order, columns left to right, column labels on top;
@@ -6,8 +6,13 @@ Conventions shared by every page:
   0..1 scale (so two heatmaps of weights are comparable), other non-negative matrices a sequential scale;
 - non-finite cells (a masked score is -inf) are drawn grey and say "-inf" in the tooltip;
 - `PALETTE` fixes the colours of Q, K, V and the output on every page (Okabe-Ito: colour-blind safe);
-- fonts are at least 12 px so a projector at the back of a lecture room can still be read.
-All user-visible words (axis and tooltip titles) are passed in by the caller, already translated.
+- fonts are at least 12 px so a projector at the back of a lecture room can still be read;
+- every chart carries a text alternative: its top-level ``description`` (Vega shows it to screen readers as the
+  chart's aria-label) says what kind of chart it is, its title, what the axes and colours encode and, where it is
+  short enough, the numbers themselves. tests/test_accessibility.py checks the colours under simulated colour
+  blindness and the descriptions of every chart every page draws.
+All user-visible words (axis and tooltip titles) are passed in by the caller, already translated; the few words of
+the descriptions come from the catalog (section ``a11y``) in the session's language.
 """
 from __future__ import annotations
 
@@ -19,6 +24,9 @@ from typing import Literal, NamedTuple
 import altair as alt
 import numpy as np
 import pandas as pd
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from .i18n import FALLBACK, current_language, t
 
 Scale = Literal["diverging", "weights", "sequential"]
 
@@ -151,18 +159,93 @@ def _exact(v: float) -> str:
     return f"{v:.4f}" if math.isfinite(v) else ("-inf" if v < 0 else ("inf" if v > 0 else "nan"))
 
 
+# ---- text alternatives (the charts' `description`, read by screen readers) ---------------------------------
+
+DESCRIBED_ITEMS = 12  # a description names at most this many labels or values, then "…"
+
+
+def _t(key: str, /, **kwargs) -> str:
+    """`t` in the session's language; in English outside a Streamlit run (plain scripts and unit tests), where
+    asking for the session would only log Streamlit's "missing ScriptRunContext" warning."""
+    return t(key, lang=current_language() if get_script_run_ctx(suppress_warning=True) else FALLBACK, **kwargs)
+
+
+def _listed(items: Sequence[object], limit: int = DESCRIBED_ITEMS) -> str:
+    """Items for a description: "a, b, c", the first `limit` of them and then "…"; empty ones left out."""
+    names = [str(x) for x in items if str(x).strip()]
+    return ", ".join(names[:limit]) + (", …" if len(names) > limit else "")
+
+
+def _pairs(labels: Sequence[object], texts: Sequence[str], limit: int = DESCRIBED_ITEMS) -> str:
+    """"label = text" for a description, the first `limit` pairs and then "…"."""
+    return _listed([f"{label} = {text}" for label, text in zip(labels, texts)], limit)
+
+
+def _span(values: np.ndarray) -> tuple[str, str]:
+    """The smallest and largest finite value as cell text; the extremes of all values if none is finite."""
+    v = np.asarray(values, dtype=float).ravel()
+    finite = v[np.isfinite(v)]
+    pool = finite if finite.size else v
+    return (short_number(float(pool.min())), short_number(float(pool.max()))) if pool.size else ("", "")
+
+
+def _number(v: float) -> str:
+    """An axis position for a description: as short as exact ("1", "0.5", "1e+06")."""
+    return f"{float(v):g}"
+
+
+def _titled(text: str | None) -> str:
+    return f" ({text})" if text else ""
+
+
+def _describe(kind: str, title: str | None, body: str) -> str:
+    """A chart's text alternative: "Kind “title”: body" (every part already in the session's language)."""
+    head = _t("a11y.titled", kind=kind, title=title) if title else kind
+    return f"{head}: {body}"
+
+
+def named(chart, title: str):
+    """Put `title` into the description of a builder's chart whose title is drawn outside it (a panel's heading):
+    "Heatmap: 5 × 3; …" becomes "Heatmap “X”: 5 × 3; …". Changes the chart in place (no copy) and returns it.
+
+    Use it instead of `st.altair_chart(..., alt=...)`: Streamlit logs a warning (with a stack) for every chart that
+    has both an `alt` and a description."""
+    kind, _, body = str(chart.description).partition(": ")
+    chart.description = _describe(kind, title, body)
+    return chart
+
+
+def _heat_description(values: np.ndarray, rows: list[str], cols: list[str], value: str, title: str | None,
+                      x_title: str | None = None, y_title: str | None = None) -> str:
+    low, high = _span(values)
+    body = _t("a11y.heatmap", rows=len(rows), cols=len(cols), row_title=_titled(y_title), row_labels=_listed(rows),
+             col_title=_titled(x_title), col_labels=_listed(cols), value=value, low=low, high=high)
+    masked = int(np.sum(~np.isfinite(np.asarray(values, dtype=float))))
+    if masked:
+        body += "; " + _t("a11y.masked", count=masked)
+    return _describe(_t("a11y.heatmap_kind"), title, body)
+
+
+def _lines_description(kind: str, title: str | None, x: Sequence[float], x_title: str, y_title: str,
+                       names: Sequence[str]) -> str:
+    xs = [float(v) for v in x]
+    low, high = (_number(min(xs)), _number(max(xs))) if xs else ("", "")
+    return _describe(kind, title, _t("a11y.lines", y=y_title, x=x_title, low=low, high=high, series=_listed(names)))
+
+
 def _dark(values: np.ndarray, kind: Scale, domain: Sequence[float]) -> np.ndarray:
-    """Which cells' colours are dark (their text is then written in white): the dark ends of each scheme.
-    Non-finite cells are not dark."""
+    """Which cells' colours are dark (their text is then written in white): the dark ends of each scheme, cut
+    where white and ink text have about the same contrast on the cell (about 4.2:1; tests/test_accessibility.py).
+    "blueorange" darkens sooner on its blue side than on its orange side. Non-finite cells are not dark."""
     v = np.asarray(values, dtype=float)
     lo, hi = float(domain[0]), float(domain[-1])
     with np.errstate(invalid="ignore"):  # inf - inf in a non-finite cell; those cells are excluded below
         if kind == "diverging":
-            dark = np.abs(v) > 0.6 * hi
+            dark = (v < -0.76 * hi) | (v > 0.83 * hi)
         elif kind == "weights":
-            dark = v > 0.55
+            dark = v > 0.7
         else:
-            dark = (v - lo) / (hi - lo) < 0.45
+            dark = (v - lo) / (hi - lo) < 0.47
     return dark & np.isfinite(v)
 
 
@@ -248,7 +331,8 @@ def heatmap(values: np.ndarray, row_labels: Sequence[object], col_labels: Sequen
         df = df.drop(columns=["text", "dark"])
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
     chart = alt.layer(*_heat_layers(df, rows, cols, color, text, show_values, cell, x_title, y_title), data=df)
-    return _finish(chart, width=cell[0] * n_cols, height=cell[1] * n_rows, autosize=_PAD, title=_title(title))
+    return _finish(chart, width=cell[0] * n_cols, height=cell[1] * n_rows, autosize=_PAD, title=_title(title),
+                   description=_heat_description(values, rows, cols, text.value, title, x_title, y_title))
 
 
 def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], row_labels: Sequence[object],
@@ -273,7 +357,10 @@ def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], 
     layered = _finish(layered, width=cell[0] * n_cols, height=cell[1] * n_rows)
     header = alt.Header(labelFontSize=TITLE_FONT, labelFontWeight="bold", title=None)
     facet = layered.facet(facet=alt.Facet("panel:N", sort=titles, header=header), columns=columns)
-    return _finish(facet, autosize=_PAD)
+    low, high = _span(stack)
+    body = _t("a11y.facet", count=len(titles), panels=_listed(titles), rows=n_rows, cols=n_cols,
+             row_labels=_listed(rows), col_labels=_listed(cols), value=text.value, low=low, high=high)
+    return _finish(facet, autosize=_PAD, description=_describe(_t("a11y.facet_kind"), None, body))
 
 
 def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
@@ -290,8 +377,9 @@ def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALE
     tooltip = [alt.Tooltip("label:N", title=label_title or ""), alt.Tooltip("exact:N", title=value_title)]
     bar = alt.Chart().mark_bar(color=color, cornerRadiusEnd=3).encode(x=x, y=y, tooltip=tooltip)
     label = alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(x=x, y=y, text=alt.Text("text:N"))
+    description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, df['text'])}")
     return _finish(alt.layer(bar, label, data=df), width=width, height=max(60, 30 * len(names)), autosize=_PAD,
-                   title=_title(title))
+                   title=_title(title), description=description)
 
 
 def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[object], dim_labels: Sequence[object],
@@ -320,7 +408,10 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
     tick = alt.Chart(totals).mark_tick(color=PALETTE["ink"], thickness=3, size=tick_size).encode(
         x=x, y=alt.Y("total:Q"), tooltip=[alt.Tooltip("dim:N", title=dim_title), alt.Tooltip("exact:N", title="Σ")])
     width = max(160, min(max_width, 56 * len(dims)))
-    return _finish(alt.layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title))
+    body = _t("a11y.stacked", value=value_title, dim=dim_title, dims=_listed(dims), word=word_title,
+             words=_listed(names), totals=_pairs(dims, [short_number(v) for v in parts.sum(axis=0)]))
+    return _finish(alt.layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title),
+                   description=_describe(_t("a11y.stacked_kind"), title, body))
 
 
 def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
@@ -337,7 +428,8 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
                         legend=alt.Legend(title=None, labelFontSize=LABEL_FONT, labelColor=PALETTE["ink"])),
         tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=".4~f"),
                  alt.Tooltip("y:Q", title=y_title, format=".4f")])
-    return _finish(chart, width=480, height=260, autosize=_PAD, title=_title(title))
+    return _finish(chart, width=480, height=260, autosize=_PAD, title=_title(title),
+                   description=_lines_description(_t("a11y.lines_kind"), title, x, x_title, y_title, names))
 
 
 # ---- multi-head attention (lesson 4) -------------------------------------------------------------------
@@ -407,7 +499,10 @@ def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int
                  .encode(x=alt.X("x:Q", scale=alt.Scale(domain=[0, 1]), axis=None),
                          y=alt.Y("y:Q", scale=y_scale, axis=None), text=alt.Text("label:N")))
         words.append(layer.add_params(pick) if side_x == 0.0 else layer)
-    chart = _finish(alt.layer(drawn, *words), width=300, height=row * longest, autosize=_PAD, title=_title(title))
+    body = _t("a11y.head_view", query=text.row, key=text.column, weight=text.value, head=head_title,
+             heads=_listed(names), tokens=_listed(labels))
+    chart = _finish(alt.layer(drawn, *words), width=300, height=row * longest, autosize=_PAD, title=_title(title),
+                    description=_describe(_t("a11y.head_view_kind"), title, body))
     chart.config = alt.Config(view=alt.ViewConfig(stroke=None))  # what .configure_view does, without its copy
     return chart
 
@@ -439,7 +534,10 @@ def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *,
                                       alt.Tooltip("exact:N", title=mean_title)])
         charts.append(_finish(alt.layer(ticks, mean), width=width, height=max(60, 30 * len(rows)),
                               title=_title(title, TITLE_FONT)))
-    return _finish(alt.hconcat(*charts, spacing=24), autosize=_PAD)
+    body = _t("a11y.strips", panels=_listed(list(panels)), row_title=_titled(row_title), rows=_listed(rows),
+             value=value_title, mean=mean_title)
+    return _finish(alt.hconcat(*charts, spacing=24), autosize=_PAD,
+                   description=_describe(_t("a11y.strips_kind"), None, body))
 
 
 # ---- the whole model: costs as the sequence grows (lesson 8) -----------------------------------------------
@@ -477,8 +575,11 @@ def cost_curves(x: Sequence[float], series: dict[str, Sequence[float]], marks: S
     label = alt.Chart(rules).mark_text(align="left", dx=4, baseline="top", fontSize=LABEL_FONT,
                                        color=PALETTE["ink"]).encode(
         x=alt.X("x:Q", scale=x_scale), y=alt.Y("ypix:Q", scale=None), text=alt.Text("label:N"))
+    description = _lines_description(_t("a11y.loglog_kind"), title, x, x_title, y_title, names)
+    if every:
+        description += "; " + _t("a11y.marks", marks=_pairs([name for name, _ in every], [_number(v) for _, v in every]))
     return _finish(alt.layer(drawn, rule, now_rule, label), width=560, height=320, autosize=_PAD,
-                   title=_title(title))
+                   title=_title(title), description=description)
 
 
 # ---- big matrices as one picture, and vectors in a plane (lesson 5) -------------------------------------
@@ -544,7 +645,10 @@ def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title
         color=alt.Color("value:Q", scale=ramp,
                         legend=alt.Legend(title=value_title, labelFontSize=12, titleFontSize=13, gradientLength=160,
                                           labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])))
-    return _finish(alt.layer(image, axes), width=width, height=height, autosize=_PAD, title=_title(title))
+    low, high = _span(values)
+    body = _t("a11y.image", rows=rows, cols=cols, y=y_title, x=x_title, value=value_title, low=low, high=high)
+    return _finish(alt.layer(image, axes), width=width, height=height, autosize=_PAD, title=_title(title),
+                   description=_describe(_t("a11y.heatmap_kind"), title, body))
 
 
 def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], colors: Sequence[str], *,
@@ -575,7 +679,9 @@ def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], c
         layers.insert(0, alt.Chart(ring).mark_line(strokeDash=[4, 4], color=PALETTE["masked"]).encode(
             x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), detail=alt.Detail("ring:N"),
             order=alt.Order("order:Q")))
-    return _finish(alt.layer(*layers), width=size, height=size, autosize=_PAD, title=_title(title))
+    body = f"({x_title}, {y_title}): " + _pairs(names, [f"({a:.2f}, {b:.2f})" for a, b in pts])
+    return _finish(alt.layer(*layers), width=size, height=size, autosize=_PAD, title=_title(title),
+                   description=_describe(_t("a11y.arrows_kind"), title, body))
 
 
 def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
@@ -600,7 +706,8 @@ def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_ti
                     alt.Tooltip("y:Q", title=y_title, format=",d")]}
     line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(**encoding)
     dots = alt.Chart(df).mark_point(filled=True, size=40, opacity=1).encode(**encoding)
-    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title))
+    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
+                   description=_lines_description(_t("a11y.loglog_kind"), title, x, x_title, y_title, names))
 
 
 # ---- decoding strategies (lesson 10) -------------------------------------------------------------------
@@ -642,8 +749,9 @@ def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept
     layers.append(alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(
         x=alt.X("end:Q", scale=scale), y=y, text="text:N", tooltip=tooltip,
         color=alt.condition("datum.kept", alt.value(PALETTE["ink"]), alt.value("#6E6E6E"))))
+    description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, texts)}")
     return _finish(alt.layer(*layers, data=df), width=width, height=max(60, row_height * n), autosize=_PAD,
-                   title=_title(title))
+                   title=_title(title), description=description)
 
 
 # ---- a real model's attention: every layer and head in one picture (lesson 13) ---------------------------
@@ -718,8 +826,11 @@ def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Seq
                                   color=alt.Color("value:Q", scale=ramp, legend=alt.Legend(
                                       title=value_title, labelFontSize=12, titleFontSize=13, gradientLength=160,
                                       labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])))
+    body = _t("a11y.grid", rows=rows, cols=cols, n=n, m=m, value=value_title)
+    if _listed(row_names) or _listed(col_names):
+        body += "; " + _t("a11y.grid_names", rows=_listed(row_names), cols=_listed(col_names))
     chart = _finish(alt.layer(image, hover, *texts, legend), width=width, height=height, autosize=_PAD,
-                    title=_title(title))
+                    title=_title(title), description=_describe(_t("a11y.grid_kind"), title, body))
     return chart.configure_view(stroke=None)
 
 
@@ -761,4 +872,7 @@ def run_lines(runs: Sequence[tuple[str, str, Sequence[float | None]]], *, x_titl
             "dash:N", sort=dash_groups, scale=alt.Scale(domain=dash_groups, range=list(DASHES[:len(dash_groups)])),
             legend=alt.Legend(title=dash_title, symbolType="stroke", symbolSize=400, **legend)))
     dots = alt.Chart(df).mark_point(filled=True, size=36, opacity=1).encode(**encoding)
-    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title))
+    body = _t("a11y.runs", y=y_title, x=x_title, color=color_title, colors=_listed(color_groups), dash=dash_title,
+             dashes=_listed(dash_groups))
+    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
+                   description=_describe(_t("a11y.lines_kind"), title, body))

@@ -81,9 +81,9 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
     st.markdown(f"##### {title} &nbsp; {shape}")
     if caption:
         st.caption(caption)
-    chart = charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
-                           text=chart_text(), max_width=max_width)
-    st.altair_chart(chart, width="content", alt=t("panel.alt", title=title, rows=n_rows, cols=n_cols))
+    chart = charts.named(charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
+                                        text=chart_text(), max_width=max_width), title)
+    st.altair_chart(chart, width="content")
     if show_numbers:
         numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
     download_menu(chart, numbers_frame(matrix, row_labels, col_labels), key)
