@@ -44,13 +44,13 @@ ss = st.session_state
 
 
 def load_preset() -> None:
-    """Copy the chosen task's preset (model sizes, training) into the page's controls."""
+    """Copy the chosen task's preset (model sizes, training) into the page's controls: on the first visit and
+    when the learner picks a task or a preset (not when a link or a scene sets them: they carry their values)."""
     preset = PRESETS[ss["train_task"]][ss["train_preset"]]
     m, tr = preset.model, preset.train
     ss.update(train_d_model=m["d_model"], train_heads=m["n_heads"], train_layers=m["n_layers"],
               train_d_ff=m["d_ff"], train_dropout=m["dropout"], train_norm="pre" if m["norm_first"] else "post",
               train_positional=m["positional"], train_lr=tr.lr, train_batch=tr.batch_size, train_steps=tr.steps)
-    ss["train_loaded"] = (ss["train_task"], ss["train_preset"])
 
 
 def wanted() -> dict:
@@ -74,8 +74,6 @@ def wanted() -> dict:
 
 def start() -> None:
     run = ss.get(models.RUN_KEY)
-    if ss.get("train_loaded") != (ss["train_task"], ss["train_preset"]):
-        load_preset()  # a task picked just before this click: its preset first (the script loads it later)
     if run is None:
         run = ss[models.RUN_KEY] = Run.new(device=settings.device, **wanted())
         ss["train_built_from"] = wanted()
@@ -127,10 +125,10 @@ def setup_controls() -> None:
     task_col, model_col, train_col = st.columns(3, gap="large")
     with task_col:
         links.control(st.selectbox, t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang),
-                      setting="train_task", identity=(lang,))
+                      setting="train_task", identity=(lang,), after=load_preset)
         links.control(st.radio, t("train.preset"), ("fast", "course"),
                       format_func=lambda p: t(f"train.preset_of.{p}", lang), horizontal=True,
-                      help=t("train.preset_help"), setting="train_preset", identity=(lang,))
+                      help=t("train.preset_help"), setting="train_preset", identity=(lang,), after=load_preset)
         if ss["train_task"] == "addition":
             links.control(st.slider, t("train.digits"), 1, 6, setting="train_digits")
             links.control(st.toggle, t("train.full_range"), help=t("train.full_range_help"), setting="train_full_range")
@@ -347,8 +345,7 @@ def vocabulary_section(run: Run) -> None:
                                    t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
 
 
-# Scenes set the controls only, never start training. A scene that departs from its preset also names
-# "train_loaded", so the preset is not loaded over its values.
+# Scenes set the controls only, never start training.
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
     "addition_course": {"train_task": "addition", "train_preset": "course", "train_digits": 3,
                         "train_full_range": False, "train_d_model": 256, "train_heads": 4, "train_layers": 3,
@@ -357,11 +354,11 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "parser_course": {"train_task": "parser", "train_preset": "course", "train_spaces": False, "train_d_model": 128,
                       "train_heads": 4, "train_layers": 3, "train_d_ff": 512, "train_dropout": 0.1, "train_norm": "pre",
                       "train_positional": "sinusoidal", "train_lr": 0.0005, "train_batch": 64, "train_steps": 500},
-    "deep_pre_norm": {"train_task": "copy", "train_preset": "fast", "train_loaded": ("copy", "fast"),
+    "deep_pre_norm": {"train_task": "copy", "train_preset": "fast",
                       "train_length": 20, "train_vocab": 19, "train_d_model": 32, "train_heads": 2, "train_layers": 4,
                       "train_d_ff": 64, "train_dropout": 0.0, "train_norm": "pre", "train_positional": "sinusoidal",
                       "train_lr": 0.02, "train_batch": 64, "train_steps": 400, "cfg_seed": 0},
-    "deep_post_norm": {"train_task": "copy", "train_preset": "fast", "train_loaded": ("copy", "fast"),
+    "deep_post_norm": {"train_task": "copy", "train_preset": "fast",
                        "train_length": 20, "train_vocab": 19, "train_d_model": 32, "train_heads": 2, "train_layers": 4,
                        "train_d_ff": 64, "train_dropout": 0.0, "train_norm": "post", "train_positional": "sinusoidal",
                        "train_lr": 0.02, "train_batch": 64, "train_steps": 400, "cfg_seed": 0},
@@ -374,7 +371,7 @@ for name, value in (("train_digits", 3), ("train_full_range", False), ("train_sp
                     ("train_vocab", 19), ("train_kind", "cross"), ("train_snap_kind", "cross"), ("train_layer", 0),
                     ("train_snap_layer", 0), ("train_snap_head", 0), ("train_decode_step", 1)):
     ss.setdefault(name, value)
-if ss.get("train_loaded") != (ss["train_task"], ss["train_preset"]):
+if "train_d_model" not in ss:  # the first visit: the default task's preset
     load_preset()
 
 st.title(t("train.title"))

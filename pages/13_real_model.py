@@ -24,7 +24,7 @@ DEFAULT_LIST = ("A man is playing a guitar.", "Someone is playing an instrument.
                 "A kitten is napping on the couch.", "Stock markets fell sharply today.")
 MAX_TOKENS, MAX_CHARS, MAX_SENTENCES = 128, 600, 8  # tokens include [CLS] and [SEP]
 MOSTLY = 0.5  # a head "mostly" does a pattern when more than half of its attention goes there
-MAX_LINES, THRESHOLD, SMALL_CELLS = 4000, 0.05, 4096  # head view cap; larger matrices are drawn as one picture
+MAX_LINES, THRESHOLD = 4000, 0.05  # head view cap
 PATTERN_NAMES = {"previous": "real.pattern_previous", "next": "real.pattern_next",
                  "same_word": "real.pattern_same_word", "special": "real.pattern_special"}  # core.pretrained.PATTERNS
 
@@ -101,24 +101,6 @@ def pattern_table(patterns: dict, layer_names: list[str], head_names: list[str])
         if np.isfinite(scores[:, k]).any():  # a pattern this text cannot show (no word of 2+ pieces...) is left out
             df[t(PATTERN_NAMES[p])] = scores[:, k]
     return df
-
-
-def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: list[str], scale=None,
-          caption: str | None = None, max_width: int = 560) -> None:
-    """A matrix panel; one past SMALL_CELLS entries is drawn as one picture (the table keeps every number)."""
-    if matrix.size <= SMALL_CELLS:
-        panels.matrix_panel(matrix, title=title, key=key, row_labels=rows, col_labels=cols, scale=scale,
-                            caption=caption, max_width=max_width)
-        return
-    st.markdown(f"##### {title} &nbsp; {t('panel.shape', rows=matrix.shape[0], cols=matrix.shape[1])}")
-    st.caption(" ".join(filter(None, [caption, t("real.as_picture")])))
-    value = t("chart.value")
-    chart = (charts.attention_grid(matrix[None, None], [""], [""], value_title=value, width=max_width)
-             if scale == "weights" else charts.image_heatmap(matrix, x_title=t("chart.column"), y_title=t("chart.row"),
-                                                             value_title=value, width=max_width))
-    st.altair_chart(chart, width="content")
-    if settings.show_numbers:
-        panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -242,15 +224,18 @@ dims = [f"d{j + 1}" for j in range(cfg.d_k)]
 q, k, scores, weights = (R[name][li, hi] for name in ("q", "k", "scores", "weights"))
 left, right = st.columns(2, gap="large")
 with left:
-    panel(q, title=t("real.q_title", layer=li + 1, head=hi + 1), key="real_q", rows=labels, cols=dims, max_width=400)
+    panels.matrix_panel(q, title=t("real.q_title", layer=li + 1, head=hi + 1), key="real_q", row_labels=labels,
+                        col_labels=dims, max_width=400)
 with right:
-    panel(k, title=t("real.k_title", layer=li + 1, head=hi + 1), key="real_k", rows=labels, cols=dims, max_width=400)
+    panels.matrix_panel(k, title=t("real.k_title", layer=li + 1, head=hi + 1), key="real_k", row_labels=labels,
+                        col_labels=dims, max_width=400)
 recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
-panel(scores, title=t("real.scores_title"), key="real_scores", rows=labels, cols=labels,
-      caption=t("real.scores_caption", d_k=cfg.d_k, root=f"{np.sqrt(cfg.d_k):.4f}",
-                error=f"{np.abs(recomputed - scores).max():.1e}"))
-panel(weights, title=t("real.weights_title"), key="real_weights", rows=labels, cols=labels, scale="weights",
-      caption=t("real.weights_caption", error=f"{np.abs(weights.sum(axis=1) - 1).max():.1e}"))
+panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels, col_labels=labels,
+                    caption=t("real.scores_caption", d_k=cfg.d_k, root=f"{np.sqrt(cfg.d_k):.4f}",
+                              error=f"{np.abs(recomputed - scores).max():.1e}"))
+panels.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", row_labels=labels, col_labels=labels,
+                    scale="weights",
+                    caption=t("real.weights_caption", error=f"{np.abs(weights.sum(axis=1) - 1).max():.1e}"))
 
 st.subheader(t("real.similarity_header"))
 prose(t("real.similarity_text"))

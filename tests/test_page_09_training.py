@@ -19,7 +19,7 @@ from core.train import PRESETS, Trainer
 from ui import models
 from ui.i18n import lookup, md_escape, t
 from ui.training import EVAL_EXAMPLES, Run
-from conftest import start_page
+from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -273,8 +273,7 @@ def test_preset_fills_the_controls():
     preset = PRESETS["addition"]["fast"]
     assert at.session_state["train_d_model"] == preset.model["d_model"]
     assert at.session_state["train_steps"] == preset.train.steps
-    at.session_state["train_preset"] = "course"
-    at.run()
+    widget(at, "radio", "w_train_preset").set_value("course").run()  # the learner picks it: its preset loads
     course = PRESETS["addition"]["course"]
     assert at.session_state["train_d_model"] == course.model["d_model"] == 256
     assert at.session_state["train_lr"] == course.train.lr

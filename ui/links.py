@@ -145,10 +145,10 @@ def publish(name: str, value: Any) -> None:
 
 
 def control(widget: Callable, /, *args: Any, setting: str, key: str | None = None, identity: tuple = (),
-            **kwargs: Any) -> Any:
+            after: Callable[[], None] | None = None, **kwargs: Any) -> Any:
     """Draw ``widget(*args, **kwargs)`` tied to the canonical value `setting` and mirrored to the URL.
 
-    `key` and `identity` are `state.bind`'s `widget` and `identity`. A value waiting from the link is checked
+    `key`, `identity` and `after` are `state.bind`'s `widget`, `identity` and `after`. A value waiting from the link is checked
     against the widget's arguments and applied first; a rejected one is reported above the widget."""
     ss = st.session_state
     linked = setting not in state.SHARED
@@ -157,7 +157,7 @@ def control(widget: Callable, /, *args: Any, setting: str, key: str | None = Non
         if text is not None:
             _apply(widget, args, kwargs, setting, text)
         warnings(setting)
-    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity))
+    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity, after=after))
     if linked:
         publish(url_name(setting), ss[setting])
     return value

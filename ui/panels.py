@@ -22,6 +22,10 @@ from . import charts, links, state
 from .i18n import current_language, md_escape, t
 
 
+PICTURE_CELLS = 1024  # a larger matrix is drawn as one picture: a mark per cell costs ~10 ms and ~60 bytes a cell
+TABLE_CELLS = 4096  # a larger "show the numbers" table shows its first columns; its CSV download has them all
+
+
 def chart_text() -> charts.ChartText:
     return charts.ChartText(row=t("chart.row"), column=t("chart.column"), value=t("chart.value"))
 
@@ -34,8 +38,12 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
 
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
-    """A read-only table of the matrix, 4 decimals, with its labels."""
-    df = numbers_frame(matrix, row_labels, col_labels)
+    """A read-only table of the matrix, 4 decimals, with its labels; past TABLE_CELLS, its first columns."""
+    n_rows, n_cols = np.shape(matrix)
+    shown = max(1, min(n_cols, TABLE_CELLS // max(1, n_rows)))
+    if shown < n_cols:
+        st.caption(t("panel.table_cut", shown=shown, total=n_cols))
+    df = numbers_frame(np.asarray(matrix)[:, :shown], row_labels, list(col_labels)[:shown])
     config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns}
     st.dataframe(df, column_config=config, width="content", key=key)
 
@@ -65,10 +73,21 @@ def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
                                on_click="ignore", icon=icon)
 
 
+def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int) -> alt.LayerChart:
+    """A large matrix as one image: attention weights on their 0..1 ramp, anything else centred on 0."""
+    if scale == "weights":
+        return charts.attention_grid(matrix[None, None], [""], [""], value_title=t("chart.value"), width=width)
+    n_rows, n_cols = matrix.shape
+    height = int(np.clip(width * n_rows / n_cols, 80, 440))  # about the matrix's own aspect
+    return charts.image_heatmap(matrix, x_title=t("chart.column"), y_title=t("chart.row"),
+                                value_title=t("chart.value"), width=width, height=height)
+
+
 def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequence[object],
                  col_labels: Sequence[object], scale: charts.Scale | None = None, caption: str | None = None,
                  show_numbers: bool | None = None, max_width: int = 560) -> alt.LayerChart:
-    """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap, the numbers if asked, and downloads.
+    """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap (one picture past PICTURE_CELLS), the numbers if
+    asked, and downloads.
 
     `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
     weights. `show_numbers=None` follows the sidebar's "show the numbers". `max_width` bounds the plotting
@@ -81,8 +100,12 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
     st.markdown(f"##### {title} &nbsp; {shape}")
     if caption:
         st.caption(caption)
-    chart = charts.named(charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
-                                        text=chart_text(), max_width=max_width), title)
+    if matrix.size > PICTURE_CELLS:
+        st.caption(t("panel.as_picture"))
+        chart = charts.named(picture(matrix, scale, max_width), title)
+    else:
+        chart = charts.named(charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
+                                            text=chart_text(), max_width=max_width), title)
     st.altair_chart(chart, width="content")
     if show_numbers:
         numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")

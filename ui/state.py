@@ -203,16 +203,19 @@ def fix_heads() -> None:
 _AFTER_CHANGE: Mapping[str, Callable[[], None]] = MappingProxyType({key("d_model"): fix_heads})
 
 
-def _copy_from_widget(widget_key: str, canonical: str) -> None:
+def _copy_from_widget(widget_key: str, canonical: str, after: Callable[[], None] | None = None) -> None:
     ss = st.session_state
     ss[canonical] = ss[widget_key]
     if PROBLEMS in ss:  # the user has now chosen this value: its link warning is settled
         ss[PROBLEMS] = [p for p in ss[PROBLEMS] if p["canonical"] != canonical]
     if canonical in _AFTER_CHANGE:
         _AFTER_CHANGE[canonical]()
+    if after is not None:
+        after()
 
 
-def bind(canonical: str, *, widget: str | None = None, identity: tuple = ()) -> dict[str, Any]:
+def bind(canonical: str, *, widget: str | None = None, identity: tuple = (),
+         after: Callable[[], None] | None = None) -> dict[str, Any]:
     """Widget kwargs that tie a widget to the canonical session_state value `canonical`.
 
     Use as ``st.toggle(label, **bind("sim_scale"))``: the widget starts from the canonical value (also
@@ -221,14 +224,15 @@ def bind(canonical: str, *, widget: str | None = None, identity: tuple = ()) -> 
     already draws one under the default key) passes a key of its own. `identity` lists what defines the
     widget's options or range (e.g. the words of a selectbox): Streamlit identifies a keyed widget by its key
     alone, so when the options change the key changes with them, and the new widget starts from the canonical
-    value instead of showing stale options."""
+    value instead of showing stale options. `after` runs when the user changes the widget (not when a link or
+    a scene sets the value), e.g. to load the presets of a newly chosen task."""
     ss = st.session_state
     widget_key = widget or f"w_{canonical}"
     if identity:
         widget_key += f"_{zlib.crc32(repr(identity).encode('utf-8')):08x}"
     if ss.get(widget_key, object()) != ss[canonical]:
         ss[widget_key] = ss[canonical]
-    return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical)}
+    return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical, after)}
 
 
 # ---- the shared sidebar --------------------------------------------------------------------------------

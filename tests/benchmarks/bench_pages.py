@@ -7,6 +7,10 @@ defaults and at its largest settings (`LARGEST` below; a page not listed there i
 and the table says so): the median over `--reruns` reruns of the server-side time of one rerun after a control
 change, the payload of that rerun, and the ratio to the floor.
 
+The largest settings of lessons 9, 10 and 12 need trained models: they are trained here, before the page is
+measured and outside the timed reruns (lesson 9's model, shared with lesson 10: ~40 s; lesson 12's ten runs:
+~70 s on one thread), and put into session_state where the pages keep them.
+
 How it is measured
 - Through Streamlit's AppTest, in this process, set up like tests/conftest.py (project root on sys.path, one
   torch thread): app.py runs, then switches to the lesson, so the frame (navigation, sidebar) runs too.
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import statistics
@@ -93,6 +98,110 @@ def _batch_text() -> str:
     return "\n".join(" ".join(_words(64, s)) for s in range(4))  # 4 sentences of 64 words, ~1100 characters
 
 
+def _short_words(n: int, seed: int) -> str:
+    """`n` words of one WordPiece each (two to five letters): n + 2 tokens for lesson 13 in under 600 characters."""
+    vocab = ["the", "cat", "sat", "on", "a", "mat", "and", "it", "was", "warm", "dog", "ran", "home", "fast"]
+    rng = np.random.default_rng(seed)
+    return " ".join(vocab[i] for i in rng.integers(0, len(vocab), n))
+
+
+# Lesson 9's largest model as drawn: the copy task at its longest (32 symbols of 64) with the most heads (8) and
+# layers (4), so every attention map it shows is 8 heads of ~33 x 33. d_model and d_ff stay small: they change no
+# figure, and a d_model of 256 would take minutes to train and evaluate here (its greedy evaluation of 200
+# held-out examples alone takes ~15 s). Trained for a short schedule, so the loss curve, the accuracy curves,
+# the snapshots and the error analysis all exist.
+TRAIN_TASK = {"length": 32, "vocab_size": 64}
+TRAIN_MODEL = {"d_model": 32, "n_heads": 8, "n_layers": 4, "d_ff": 64, "dropout": 0.0, "norm_first": True,
+               "positional": "sinusoidal"}
+TRAIN_SCHEDULE = {"steps": 120, "warmup": 30, "lr": 1e-2, "batch_size": 64, "seed": 0}
+
+
+@functools.cache
+def _training_run():
+    """Lesson 9's run (ui.training.Run) with TRAIN_* above, trained to the end of its schedule (once)."""
+    from ui.training import Run
+
+    run = Run.new("copy", "fast", "cpu", TRAIN_TASK, TRAIN_MODEL, **TRAIN_SCHEDULE)
+    while not run.trainer.done:
+        run.advance(1.0)
+    return run
+
+
+def _training_state() -> dict:
+    """Lesson 9 with that run loaded, its controls set to the settings it was built from (so the page's preset
+    does not replace them), show-numbers on, the last layer and head picked."""
+    m, tr = TRAIN_MODEL, TRAIN_SCHEDULE
+    controls = {"train_task": "copy", "train_preset": "fast",
+                "train_length": TRAIN_TASK["length"], "train_vocab": TRAIN_TASK["vocab_size"],
+                "train_d_model": m["d_model"], "train_heads": m["n_heads"], "train_layers": m["n_layers"],
+                "train_d_ff": m["d_ff"], "train_dropout": m["dropout"], "train_norm": "pre",
+                "train_positional": m["positional"], "train_lr": tr["lr"], "train_batch": tr["batch_size"],
+                "train_steps": tr["steps"]}
+    views = {"train_kind": "cross", "train_layer": m["n_layers"] - 1, "train_snap_kind": "cross",
+             "train_snap_layer": m["n_layers"] - 1, "train_snap_head": m["n_heads"] - 1}
+    return {**SHARED_LARGEST, **controls, **views, "train_run": _training_run()}
+
+
+def _decoding_state() -> dict:
+    """Lesson 10: 12 toy logits, 10,000 draws, top-k off; lesson 9's model (33 steps over 67 symbols) decoding
+    its own example with the widest beam, on the beam view at its last step (the tree and, with show-numbers
+    on, every candidate: 8 x 67 rows)."""
+    toy = pd.DataFrame({"token": [f"w{i + 1}" for i in range(12)],
+                        "logit": np.round(np.random.default_rng(10).uniform(-3, 3, 12), 2)})
+    return {**SHARED_LARGEST, "dec_toy_table": toy, "dec_draws": 10_000, "dec_top_k": 12, "dec_top_p": 1.0,
+            "train_run": _training_run(), "dec_model": "session:copy", "dec_width": 8, "dec_view": "beam",
+            "dec_step": 10_000}  # the page clamps the step to the last one
+
+
+CLF_DEPTHS, CLF_NORMS, CLF_EPOCHS, CLF_STEPS, CLF_LR, CLF_MINORITY = [1, 2, 3, 4, 6], ["pre", "post"], 30, 10, 1e-3, 9
+
+
+@functools.cache
+def _classifier_runs() -> dict:
+    """Lesson 12's ten runs (every depth, both placements) trained for all 30 epochs, 10 steps each (once)."""
+    from core.classifier import ClassifierConfig, ClassifierRun, RangeTask, RunConfig
+
+    runs = {}
+    for norm in CLF_NORMS:
+        for n in CLF_DEPTHS:
+            run = ClassifierRun(RangeTask(minority=CLF_MINORITY), ClassifierConfig(n_layers=n, norm_first=norm == "pre"),
+                                RunConfig(epochs=CLF_EPOCHS, steps_per_epoch=CLF_STEPS, batch_size=64, lr=CLF_LR,
+                                          seed=0))
+            while not run.done(CLF_EPOCHS):
+                run.train_step()
+            runs[n, norm] = run
+    return runs
+
+
+def _classifier_state() -> dict:
+    """Lesson 12 with the biggest grid (10 runs x 30 epochs: the two charts, the table and, with show-numbers on,
+    the two 30 x 10 tables). The page keys a run by (depth, placement, steps, lr, minority, seed) and the
+    benchmark alternates the seed between 1000 and 1001, so the same trained runs are stored under both seeds."""
+    runs = {(n, norm, CLF_STEPS, CLF_LR, CLF_MINORITY, seed): run
+            for (n, norm), run in _classifier_runs().items() for seed in (1000, 1001)}
+    return {**SHARED_LARGEST, "clf_depths": CLF_DEPTHS, "clf_norms": CLF_NORMS, "clf_epochs": CLF_EPOCHS,
+            "clf_steps": CLF_STEPS, "clf_lr": CLF_LR, "clf_minority": CLF_MINORITY, "clf_runs": runs,
+            "clf_running": False}
+
+
+def _exercises_state() -> dict:
+    """Lesson 11 with all six worked solutions revealed and all seven questions answered and checked (a checked
+    question explains every one of its four options)."""
+    questions = ("residuals", "prenorm", "decoder", "training", "padding", "inference", "recipe")  # the page's ids
+    return {**SHARED_LARGEST, "ex_revealed": {1, 2, 3, 4, 5, 6},
+            "ex_mcq": {q: {"first": False, "last": 3} for q in questions}, **{f"ex_q_{q}": 3 for q in questions}}
+
+
+def _real_model_state() -> dict:
+    """Lesson 13 with a 128-token sentence (126 words + [CLS] and [SEP]), every head in the head view, the
+    last layer and head, and eight sentences to compare."""
+    text = _short_words(126, 13)
+    sentences = "\n".join(_short_words(40, 100 + k) for k in range(8))
+    return {**SHARED_LARGEST, "real_text_a": text, "real_text_b": "", "real_valid": (text, ""),
+            "real_view_heads": list(range(12)), "real_view_layer": 5, "real_layer": 5, "real_head": 11,
+            "real_list": sentences}
+
+
 # Per page: the session_state that makes it do the most work (widest matrices, most heads, layers, curves, tables).
 # Keys are the pages' own (their `setdefault`s); shared settings at their maxima unless a page's worst case differs.
 LARGEST = {
@@ -111,6 +220,13 @@ LARGEST = {
                            "blk_target": _target(), "blk_target_text": _target()},
     "pages/08_architecture.py": {**SHARED_LARGEST, "arch_layers": 48, "arch_ff_auto": False, "arch_d_ff": 16384,
                                  "arch_src_vocab": 262_144, "arch_tgt_vocab": 262_144},
+    "pages/00_welcome.py": {**SHARED_LARGEST, "cfg_present": True},
+    # Built when measured (trained models, checked inputs): functions returning the session_state.
+    "pages/09_training.py": _training_state,
+    "pages/10_decoding.py": _decoding_state,
+    "pages/11_exercises.py": _exercises_state,
+    "pages/12_classifier.py": _classifier_state,
+    "pages/13_real_model.py": _real_model_state,
 }
 
 
@@ -298,6 +414,7 @@ def page_table(args: argparse.Namespace) -> None:
         for page in pages:
             settings = [("defaults", {})] + ([("largest", LARGEST[page])] if page in LARGEST else [])
             for name, state in settings:
+                state = state() if callable(state) else state
                 results.append((page, name, measure(APP, page, state, args.reruns)))
                 r = results[-1][2]
                 print(f"  {page} {name}: {r['median_ms']:.0f} ms (new seed {r['new_seed_ms']:.0f} ms), "
