@@ -22,8 +22,7 @@ from . import charts, links, state
 from .i18n import current_language, md_escape, t
 
 
-PICTURE_CELLS = 1024  # a larger matrix is drawn as one picture: a mark per cell costs ~10 ms and ~60 bytes a cell
-TABLE_CELLS = 4096  # a larger "show the numbers" table shows its first columns; its CSV download has them all
+PICTURE_CELLS = 4096  # a larger matrix (past 64 x 64) is one picture: a mark per cell costs ~60 bytes and time
 
 
 def chart_text() -> charts.ChartText:
@@ -38,12 +37,8 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
 
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
-    """A read-only table of the matrix, 4 decimals, with its labels; past TABLE_CELLS, its first columns."""
-    n_rows, n_cols = np.shape(matrix)
-    shown = max(1, min(n_cols, TABLE_CELLS // max(1, n_rows)))
-    if shown < n_cols:
-        st.caption(t("panel.table_cut", shown=shown, total=n_cols))
-    df = numbers_frame(np.asarray(matrix)[:, :shown], row_labels, list(col_labels)[:shown])
+    """A read-only table of the matrix, 4 decimals, with its labels."""
+    df = numbers_frame(matrix, row_labels, col_labels)
     config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns}
     st.dataframe(df, column_config=config, width="content", key=key)
 
