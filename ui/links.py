@@ -148,8 +148,8 @@ def control(widget: Callable, /, *args: Any, setting: str, key: str | None = Non
             after: Callable[[], None] | None = None, **kwargs: Any) -> Any:
     """Draw ``widget(*args, **kwargs)`` tied to the canonical value `setting` and mirrored to the URL.
 
-    `key`, `identity` and `after` are `state.bind`'s `widget`, `identity` and `after`. A value waiting from the link is checked
-    against the widget's arguments and applied first; a rejected one is reported above the widget."""
+    `key`, `identity` and `after` are `state.bind`'s `widget`, `identity` and `after`. A value waiting from the
+    link is checked against the widget's arguments and applied first; a rejected one is reported above it."""
     ss = st.session_state
     linked = setting not in state.SHARED
     if linked:
