@@ -112,6 +112,16 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
 
 
+def open_app(browser, url: str):
+    """A new 1400 x 1000 English page on the app's start page, run to the end. Enter through "/": a fresh
+    server's first deep link shows "page not found" over the right page (streamlit/streamlit#9992)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    page.set_default_timeout(60_000)
+    page.goto(url + "/", wait_until="domcontentloaded")
+    wait_for_app(page)
+    return page
+
+
 def wait_for_app(page, timeout: float = PAGE_RUN_SECONDS) -> dict:
     """Wait until the page's script has run to the end: connected, not running, something on the page.
 

@@ -9,7 +9,7 @@ import urllib.parse
 import pytest
 from conftest import require_browser
 
-from scripts.browser import page_errors, wait_for_app
+from scripts.browser import open_app, page_errors, wait_for_app
 
 pytestmark = pytest.mark.browser
 LESSON = "/queries-keys-values"
@@ -18,10 +18,7 @@ require_browser()
 
 @pytest.fixture(scope="module")
 def page(app, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
-    page.set_default_timeout(60_000)
-    page.goto(app.url + "/", wait_until="domcontentloaded")  # "/" first: a fresh server's first deep link
-    wait_for_app(page)                                       # shows "page not found" (streamlit #9992)
+    page = open_app(browser, app.url)
     yield page
     page.close()
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from scripts.browser import (choose_spanish, language_control, launch_chromium, nav_pages, page_errors,
+from scripts.browser import (choose_spanish, language_control, launch_chromium, nav_pages, open_app, page_errors,
                              running_app, wait_for_app)
 from conftest import require_browser
 
@@ -27,10 +27,7 @@ def page(tmp_path_factory):
 
     with running_app(tmp_path_factory.mktemp("streamlit-real")) as app, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
-        page.set_default_timeout(60_000)
-        page.goto(app.url + "/", wait_until="domcontentloaded")  # "/" first: a fresh server's first deep link
-        wait_for_app(page)                                       # shows "page not found" (streamlit #9992)
+        page = open_app(browser, app.url)
         yield page
         browser.close()
         assert "Traceback" not in app.log_path.read_text(errors="replace")
