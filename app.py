@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import links, presentation, state
+from ui import links, presentation, sidebar, state
 from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
 
@@ -38,7 +38,7 @@ page = st.navigation(sections, position="sidebar")
 presentation.style()
 with st.sidebar:
     st.markdown(f"### {t('app.title')}")
-state.sidebar()
+sidebar.sidebar()
 with st.sidebar:
     share = st.container()  # filled after the page: the link then holds the page's own settings
     st.caption(t("app.sidebar_caption"))

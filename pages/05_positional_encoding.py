@@ -93,7 +93,7 @@ ss.setdefault("pe_learned_len", 16)
 ss.setdefault("pe_rope_pair", 0)
 if ss.get("pe_for_d") != d:  # choices that depend on d_model start again from its defaults
     ss["pe_for_d"], ss["pe_dims"], ss["pe_pairs"] = d, default_dims(d), default_pairs(d)
-dim = functools.partial(t, "pe.dim_short", lang)  # format functions get the language now (see ui.state.sidebar)
+dim = functools.partial(t, "pe.dim_short", lang)  # format functions get the language now (see ui.sidebar)
 shown = min(d, SHOWN_DIMS)
 cols = [dim(j=j) for j in range(shown)]
 

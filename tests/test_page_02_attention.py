@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
+from conftest import widget
 
 from ui.i18n import t
 
@@ -263,7 +264,7 @@ def test_scaling_experiment_numbers(d_k, lang):
 def test_slider_changes_what_is_shown():
     at = start(numbers=False)
     before = [m.value for m in at.metric]
-    at.select_slider(key="w_qkv_dk").set_value(512).run()
+    widget(at, "select_slider", "w_qkv_dk").set_value(512).run()
     assert_clean(at)
     after = [m.value for m in at.metric]
     assert before != after and float(after[0]) > 300 and float(after[4]) < 2
@@ -278,12 +279,12 @@ def test_language_switch_keeps_the_sentence_and_the_choices():
     assert at.title[0].value == t("qkv.title", lang="es") and at.toggle(key="w_qkv_tied").value is True
     got = tables(at, causal=True)
     assert_matches(got, reference(["la", "gata", "duerme"], causal=True, tied=True))
-    at.select_slider(key="w_qkv_dk").set_value(256).run()
+    widget(at, "select_slider", "w_qkv_dk").set_value(256).run()
     at.switch_page("pages/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
     assert at.title[0].value == t("sim.title", lang="es")
     at.switch_page("pages/02_attention.py").run()
     assert_clean(at)
-    assert at.toggle(key="w_qkv_tied").value is True and at.select_slider(key="w_qkv_dk").value == 256
+    assert at.toggle(key="w_qkv_tied").value is True and widget(at, "select_slider", "w_qkv_dk").value == 256
     np.testing.assert_array_equal(tables(at, causal=True)["A"], got["A"])
 
 

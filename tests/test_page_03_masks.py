@@ -229,7 +229,7 @@ def test_controls_change_what_is_shown():
     i, j = np.indices((8, 8))  # efficient patterns at n = 8, compared with numpy: first a window of 2
     np.testing.assert_array_equal(before[15], np.abs(i - j) <= 2)
     assert any("34" in m.value and "64" in m.value for m in at.markdown)
-    at.selectbox(key="masks_w_mask").set_value("causal")  # the page's mask selector is the shared setting
+    widget(at, "selectbox", "masks_w_mask").set_value("causal")  # the page's mask selector is the shared setting
     widget(at, "selectbox", "w_masks_head").set_value(1).run()
     assert_clean(at)
     assert at.session_state["cfg_mask"] == "causal"
@@ -239,10 +239,10 @@ def test_controls_change_what_is_shown():
     assert not np.allclose(after[10], before[10])  # and other weights
     np.testing.assert_allclose(after[4], before[4])  # the course's example stays the causal example
     at.session_state["masks_dilation"] = 3
-    at.selectbox(key="w_masks_pattern").set_value("dilated").run()
+    widget(at, "selectbox", "w_masks_pattern").set_value("dilated").run()
     np.testing.assert_array_equal(numbers(at)[15], (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
     at.session_state["masks_globals"] = 2
-    at.selectbox(key="w_masks_pattern").set_value("global")
+    widget(at, "selectbox", "w_masks_pattern").set_value("global")
     at.slider(key="w_masks_width").set_value(1).run()
     assert_clean(at)
     np.testing.assert_array_equal(numbers(at)[15], (np.abs(i - j) <= 1) | (i < 2) | (j < 2))

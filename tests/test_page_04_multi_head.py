@@ -13,6 +13,7 @@ import pytest
 import torch
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
+from conftest import widget
 from torch import nn
 
 import core
@@ -218,7 +219,7 @@ def test_controls_change_what_is_shown():
     at.session_state["cfg_seed"] = 1
     at.run()
     assert not np.allclose(matrix(at, "mha_X")[:, :36], before_x[:, :36])
-    at.multiselect(key="w_mha_view_heads").set_value([]).run()
+    widget(at, "multiselect", "w_mha_view_heads").set_value([]).run()
     assert_clean(at)
     assert not facet_weights(at) and at.info[0].value == t("mha.no_heads")
 

@@ -236,7 +236,7 @@ def test_controls_change_what_is_shown():
     np.testing.assert_allclose(got["offset"].iloc[:, 2], expected, atol=1e-4)
     assert not np.allclose(got["offset"].iloc[0, 2], before["offset"].iloc[0, 2])
     widget(at, "multiselect", "w_pe_pairs").set_value([5])
-    at.radio(key="w_pe_perm").set_value("shuffled").run()
+    widget(at, "radio", "w_pe_perm").set_value("shuffled").run()
     assert list(frames(at)["factors"].iloc[:, 3]) == pytest.approx([10000 ** (10 / 64)])
     moved = frames(at)["plain_moved"]
     assert sorted(moved.index) == sorted(SENTENCE) and list(moved.index) != SENTENCE[::-1]

@@ -84,7 +84,7 @@ def test_runs_in_both_languages(path, lang):
     assert at.title[0].value == t("blocks.title", lang=lang)
     assert not at.error and not at.warning
     assert len(at.dataframe) == 1  # the shapes table; the numbers tables only when asked for
-    assert at.get("vega_lite_chart") and at.radio(key="w_blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
+    assert at.get("vega_lite_chart") and widget(at, "radio", "w_blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
 
 
 @pytest.mark.parametrize("activation, ratio", [("relu", 4), ("gelu", 2)])
@@ -170,7 +170,7 @@ def test_traced_tensors_shapes_and_heatmap():
     assert_clean(at)
     masked = matrix(at, "traced")
     assert np.isneginf(masked[0, 1]) and np.isfinite(np.diag(masked)).all()  # the causal mask, -inf above
-    at.radio(key="w_blk_trace_kind").set_value("encoder").run()
+    widget(at, "radio", "w_blk_trace_kind").set_value("encoder").run()
     assert frames(at)["shapes"].shape[0] == 19 and matrix(at, "traced").shape == (5, 64)
 
 

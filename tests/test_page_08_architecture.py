@@ -67,7 +67,7 @@ def set_model(at: AppTest, *, d_model=None, heads=None, d_ff=None, layers=None, 
         if value is not None:
             at.number_input(key=key).set_value(value)
     if pre_norm is not None:
-        at.radio(key="w_arch_pre_norm").set_value(pre_norm)
+        widget(at, "radio", "w_arch_pre_norm").set_value(pre_norm)
     if seq_len is not None:
         at.slider(key="arch_w_seq_len").set_value(seq_len)
     return at.run()

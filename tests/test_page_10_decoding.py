@@ -322,7 +322,7 @@ def test_stepping_through_greedy_and_sampling(ckpt):
     at.button(key="dec_previous").click().run()
     at.button(key="dec_previous").click().run()
     assert widget(at, "slider", "w_dec_step").value == 1  # never below 1
-    at.radio(key="w_dec_view").set_value("sampling").run()
+    widget(at, "radio", "w_dec_view").set_value("sampling").run()
     assert_clean(at)
     after = frame(at, "dec_step_numbers")[t("dec.col_after")].to_numpy(float)
     assert after.sum() == pytest.approx(1.0) and (after > 0).sum() == len(after)  # T = 1, no filter: all kept
@@ -389,7 +389,7 @@ def test_language_switch_keeps_the_choices():
     assert_clean(at)
     assert widget(at, "selectbox", "w_dec_model").value == model_id("parser")
     assert widget(at, "slider", "w_dec_m_temp").value == 2.0
-    assert at.radio(key="w_dec_view").value == "beam"
+    assert widget(at, "radio", "w_dec_view").value == "beam"
     assert at.title[0].value == t("dec.title", lang="es")
 
 

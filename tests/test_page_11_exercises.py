@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import start_page
+from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
 from test_exercise_contract import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
@@ -233,11 +233,11 @@ def test_tolerance_control_decides_and_its_extremes_run():
     at = type_answer(at, "1_out", off.tolist())
     at.button(key="ex_check_1").click().run()
     assert at.error and fixed_words("ex.some_wrong", "en") in at.error[0].value and "±0.001" in at.error[0].value
-    at.select_slider(key="w_ex_tol").set_value(0.005).run()
+    widget(at, "select_slider", "w_ex_tol").set_value(0.005).run()
     at.button(key="ex_check_1").click().run()
     assert at.success[0].value == t("ex.all_right", tol="±0.005") and score(at) == 1
     for tol in (0.0005, 0.01):
-        at.select_slider(key="w_ex_tol").set_value(tol).run()
+        widget(at, "select_slider", "w_ex_tol").set_value(tol).run()
         assert_clean(at)
 
 
@@ -288,7 +288,7 @@ def test_own_answers_are_carried_forward_when_complete():
 # ---- the conceptual questions and the score ---------------------------------------------------------------------
 
 def question(at: AppTest, q: str):
-    return next(r for r in at.radio if r.key == f"w_ex_q_{q}")
+    return widget(at, "radio", f"w_ex_q_{q}")
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import start_page
+from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
 
 from core import pretrained
@@ -217,13 +217,13 @@ def test_changing_the_head_and_the_toggle_changes_what_is_shown():
     at = start()
     before = tables(at)["weights"].to_numpy(dtype=float)
     captions = [c.value for c in at.caption]
-    at.selectbox(key="w_real_head").set_value(5).run()
+    widget(at, "selectbox", "w_real_head").set_value(5).run()
     assert not np.allclose(tables(at)["weights"].to_numpy(dtype=float), before)
     at.toggle(key="w_real_hide_special").set_value(True).run()
     assert_clean(at)
     after = [c.value for c in at.caption]
     assert after != captions and any("13 tokens" in c for c in after)  # 15 tokens less [CLS] and [SEP]
-    at.selectbox(key="w_real_view_layer").set_value(5).run()
+    widget(at, "selectbox", "w_real_view_layer").set_value(5).run()
     assert_clean(at)
 
 

@@ -77,6 +77,35 @@ def t(key: str, /, lang: str | None = None, **kwargs: Any) -> str:
     return text.format(**kwargs)
 
 
+def _strings(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """{dotted key: string} of a catalog section."""
+    found: dict[str, str] = {}
+    for name, value in node.items():
+        if isinstance(value, Mapping):
+            found.update(_strings(value, f"{prefix}{name}."))
+        else:
+            found[f"{prefix}{name}"] = value
+    return found
+
+
+@functools.cache
+def _keys_by_text() -> Mapping[str, frozenset[str]]:
+    """{string without placeholders: the keys that hold it, in any language}."""
+    index: dict[str, set[str]] = {}
+    for lang in LANGUAGES:
+        for key, text in _strings(catalog(lang)).items():
+            if "{" not in text:
+                index.setdefault(text, set()).add(key)
+    return MappingProxyType({text: frozenset(keys) for text, keys in index.items()})
+
+
+def in_every_language(text: str) -> frozenset[str]:
+    """`text` and, when it is a catalog string, the same string in every language ("No mask" gives
+    "No mask" and "Sin máscara"). Reads labels that old links carry instead of codes."""
+    keys = _keys_by_text().get(text, frozenset())
+    return frozenset({text, *(lookup(key, lang) for key in keys for lang in LANGUAGES)})
+
+
 def md_escape(text: str) -> str:
     """User text (a typed word, a link value) made safe to put inside a translated Markdown string."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>$~:])", r"\\\1", str(text))

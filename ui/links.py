@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from . import state
-from .i18n import t
+from .i18n import in_every_language, t
 
 SEEN = "cfg_url_seen"  # the parameters the controls of this run wrote
 APPLIED = "cfg_url_applied"  # a link value was applied in this run: run once more so every part agrees
@@ -79,8 +79,12 @@ def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
     """The value a link's `text` gives a widget of `kind` (``slider``, ``selectbox``...) drawn with the
     arguments `spec`; raises `Rejected` when the widget would not allow it."""
     if "options" in spec:
-        by_text = {state.url_text(option): option for option in spec["options"]}
-        allowed = ("state.allowed_choice", {"choices": _listing(list(by_text))})
+        options = list(spec["options"])
+        by_text = {alias: option for option, label in zip(options, state.labels(options, spec.get("format_func")))
+                   for alias in in_every_language(label)}  # labels: links written before codes were kept
+        codes = {state.url_text(option): option for option in options}
+        allowed = ("state.allowed_choice", {"choices": _listing(list(codes))})
+        by_text.update(codes)
         if kind == "multiselect" or spec.get("selection_mode") == "multi":
             items = [item for item in text.split(",") if item]
             limit = spec.get("max_selections") or len(by_text)
@@ -122,11 +126,10 @@ def warnings(setting: str) -> None:
             state.warn(problem)
 
 
-def _apply(widget: Callable, args: tuple, kwargs: dict, setting: str, text: str) -> None:
-    spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
+def _apply(kind: str, spec: Mapping[str, Any], setting: str, text: str) -> None:
     ss = st.session_state
     try:
-        ss[setting] = from_url(text, widget.__name__, spec)
+        ss[setting] = from_url(text, kind, spec)
         ss[APPLIED] = True
     except Rejected as rejected:
         report(setting, text, rejected, to_url(ss.get(setting)))
@@ -151,13 +154,15 @@ def control(widget: Callable, /, *args: Any, setting: str, key: str | None = Non
     `key`, `identity` and `after` are `state.bind`'s `widget`, `identity` and `after`. A value waiting from the
     link is checked against the widget's arguments and applied first; a rejected one is reported above it."""
     ss = st.session_state
+    spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
     linked = setting not in state.SHARED
     if linked:
         text = take(setting)
         if text is not None:
-            _apply(widget, args, kwargs, setting, text)
+            _apply(widget.__name__, spec, setting, text)
         warnings(setting)
-    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity, after=after))
+    choices = {"options": spec["options"], "format_func": spec.get("format_func")} if "options" in spec else {}
+    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity, after=after, **choices))
     if linked:
         publish(url_name(setting), ss[setting])
     return value

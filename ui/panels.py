@@ -234,7 +234,8 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     """An `st.data_editor` of labelled rows of numbers that never loses the user's work.
 
     State (all under `key`): ``_table`` the table as last edited (valid or not), ``_valid`` the last valid
-    (labels, values), ``_base`` the data the editor widget started from, ``_version``. The widget key
+    (labels, values), ``_base`` the data the editor widget started from, ``_version``, ``_example`` the
+    `default` of the last run (a table still equal to it follows a new default, e.g. in the other language). The widget key
     includes the version and the language: a new widget (first run, page switch, language switch, resize,
     reset) starts from the last edited table, so nothing typed is lost; an invalid table stays on screen to
     be fixed while the caller keeps computing with the last valid values. The last valid table is in the
@@ -242,6 +243,11 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     ss = st.session_state
     ss.setdefault(f"{key}_table", default.copy())
     ss.setdefault(f"{key}_version", 0)
+    example = ss.get(f"{key}_example")
+    if example is not None and not example.equals(default) and ss[f"{key}_table"].equals(example):
+        reset_editor(key, default)  # an example nobody edited follows the language (and the lesson's settings)
+        ss.pop(f"{key}_valid", None)
+    ss[f"{key}_example"] = default
     limits = {"min_rows": min_rows, "max_rows": max_rows, "bound": bound}
     _editor_link(key, label_column, columns, limits)
     links.warnings(key)

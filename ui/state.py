@@ -12,7 +12,7 @@ Every page calls `settings()` first: it works in the full app and when a page ru
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -109,8 +109,11 @@ def read_url(params: Mapping[str, str], locale: str | None = None) -> tuple[dict
                 values[name] = value
     for name, choices in (("lang", LANGUAGES), ("mask", MASKS)):
         if name in params:
-            if params[name] in choices:
-                values[name] = params[name]
+            # the code, or (links written before codes were kept) its label in either language
+            by_text = {t(f"{name}.{code}", lang): code for code in choices for lang in LANGUAGES}
+            by_text.update((code, code) for code in choices)
+            if params[name] in by_text:
+                values[name] = by_text[params[name]]
             else:
                 reject(name, "state.allowed_choice", choices=", ".join(choices))
     for name in FLAG_NAMES:
@@ -203,8 +206,21 @@ def fix_heads() -> None:
 _AFTER_CHANGE: Mapping[str, Callable[[], None]] = MappingProxyType({key("d_model"): fix_heads})
 
 
-def _copy_from_widget(widget_key: str, canonical: str, after: Callable[[], None] | None = None) -> None:
+def _among(value: Any, options: Sequence[Any]) -> bool:
+    """Whether a selection widget's value is one of its options (every item, for a multiple choice)."""
+    if isinstance(value, list):
+        return all(item in options for item in value)
+    return value is None or value in options  # None: nothing chosen (a radio drawn with index=None)
+
+
+def _copy_from_widget(widget_key: str, canonical: str, after: Callable[[], None] | None = None,
+                      options: Sequence[Any] | None = None) -> None:
     ss = st.session_state
+    if options is not None and not _among(ss[widget_key], options):
+        # Streamlit hands back a label it cannot match to an option (a label of the widget before its labels
+        # changed, e.g. before a language switch) as the value itself: keep the code the setting holds.
+        ss[widget_key] = ss[canonical]
+        return
     ss[canonical] = ss[widget_key]
     if PROBLEMS in ss:  # the user has now chosen this value: its link warning is settled
         ss[PROBLEMS] = [p for p in ss[PROBLEMS] if p["canonical"] != canonical]
@@ -214,49 +230,36 @@ def _copy_from_widget(widget_key: str, canonical: str, after: Callable[[], None]
         after()
 
 
+def labels(options: Sequence[Any], format_func: Callable[[Any], Any] | None) -> tuple[str, ...]:
+    """What a selection widget shows for its options (and what Streamlit keeps as its value)."""
+    return tuple(str(format_func(option) if format_func else option) for option in options)
+
+
 def bind(canonical: str, *, widget: str | None = None, identity: tuple = (),
-         after: Callable[[], None] | None = None) -> dict[str, Any]:
+         after: Callable[[], None] | None = None, options: Sequence[Any] | None = None,
+         format_func: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     """Widget kwargs that tie a widget to the canonical session_state value `canonical`.
 
     Use as ``st.toggle(label, **bind("sim_scale"))``: the widget starts from the canonical value (also
     after a page switch, when Streamlit has dropped the widget's own state) and writes every change back.
     `widget` names the widget's own key; a page that offers a second control of a shared setting (the sidebar
     already draws one under the default key) passes a key of its own. `identity` lists what defines the
-    widget's options or range (e.g. the words of a selectbox): Streamlit identifies a keyed widget by its key
-    alone, so when the options change the key changes with them, and the new widget starts from the canonical
-    value instead of showing stale options. `after` runs when the user changes the widget (not when a link or
-    a scene sets the value), e.g. to load the presets of a newly chosen task."""
+    widget's range (e.g. a slider's maximum): Streamlit identifies a keyed widget by its key alone, so when
+    the range changes the key changes with it, and the new widget starts from the canonical value.
+    `after` runs when the user changes the widget (not when a link or a scene sets the value), e.g. to load
+    the presets of a newly chosen task.
+
+    A selection widget passes its `options` and `format_func`. Streamlit keeps such a widget's value as the
+    label it shows, so the labels (which follow the language) are part of its identity: after a language
+    switch the widget is a new one that starts from the setting's code, never from a label of the other
+    language; and a value that is not one of the options never reaches the setting."""
     ss = st.session_state
     widget_key = widget or f"w_{canonical}"
+    if options is not None:
+        options = list(options)
+        identity = (*identity, labels(options, format_func))
     if identity:
         widget_key += f"_{zlib.crc32(repr(identity).encode('utf-8')):08x}"
     if ss.get(widget_key, object()) != ss[canonical]:
         ss[widget_key] = ss[canonical]
-    return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical, after)}
-
-
-# ---- the shared sidebar --------------------------------------------------------------------------------
-
-def sidebar() -> None:
-    """Language, "show the numbers", seed, device and the lesson settings; drawn by app.py on every page."""
-    ss = st.session_state
-    lang = ss[LANG_KEY]  # format functions get the language now: Streamlit may call them outside the run
-    with st.sidebar:
-        st.radio(t("sidebar.language"), LANGUAGES, format_func=lambda code: t(f"lang.{code}", lang), horizontal=True,
-                 **bind(LANG_KEY))
-        st.toggle(t("sidebar.show_numbers"), help=t("sidebar.show_numbers_help"), **bind(key("show_numbers")))
-        st.toggle(t("present.toggle"), help=t("present.toggle_help"), **bind(key("present")))
-        with st.expander(t("sidebar.lesson_settings"), icon=":material/tune:"):
-            st.caption(t("sidebar.lesson_settings_help"))
-            st.number_input(t("sidebar.d_model"), min_value=D_MODEL_RANGE[0], max_value=D_MODEL_RANGE[1], step=8,
-                            **bind(key("d_model")))
-            heads = heads_options(int(ss[key("d_model")]))
-            st.selectbox(t("sidebar.heads"), heads, help=t("sidebar.heads_help"), **bind(key("heads"), identity=tuple(heads)))
-            st.slider(t("sidebar.seq_len"), SEQ_LEN_RANGE[0], SEQ_LEN_RANGE[1], **bind(key("seq_len")))
-            st.selectbox(t("sidebar.mask"), MASKS, format_func=lambda m: t(f"mask.{m}", lang), **bind(key("mask")))
-            st.number_input(t("sidebar.seed"), min_value=SEED_RANGE[0], max_value=SEED_RANGE[1], step=1,
-                            help=t("sidebar.seed_help"), **bind(key("seed")))
-            devices = ["auto", *core.available_devices()]
-            st.selectbox(t("sidebar.device"), devices, **bind(key("device")),
-                         format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
-                         if d == "auto" else d)
+    return {"key": widget_key, "on_change": _copy_from_widget, "args": (widget_key, canonical, after, options)}

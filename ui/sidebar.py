@@ -1,0 +1,38 @@
+"""The shared sidebar: language, "show the numbers", presentation mode and the lesson settings.
+
+Drawn by app.py on every page, through `links.control` like every other control (the settings themselves,
+their ranges and their link parameters are `ui.state`'s)."""
+from __future__ import annotations
+
+import streamlit as st
+
+import core
+
+from . import links, state
+from .i18n import LANG_KEY, LANGUAGES, t
+
+
+def sidebar() -> None:
+    """Language, "show the numbers", presentation mode, d_model, heads, sequence length, mask, seed, device."""
+    ss, key = st.session_state, state.key
+    lang = ss[LANG_KEY]  # format functions get the language now: Streamlit may call them outside the run
+    with st.sidebar:
+        links.control(st.radio, t("sidebar.language"), LANGUAGES, format_func=lambda code: t(f"lang.{code}", lang),
+                      horizontal=True, setting=LANG_KEY)
+        links.control(st.toggle, t("sidebar.show_numbers"), help=t("sidebar.show_numbers_help"),
+                      setting=key("show_numbers"))
+        links.control(st.toggle, t("present.toggle"), help=t("present.toggle_help"), setting=key("present"))
+        with st.expander(t("sidebar.lesson_settings"), icon=":material/tune:"):
+            st.caption(t("sidebar.lesson_settings_help"))
+            links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                          max_value=state.D_MODEL_RANGE[1], step=8, setting=key("d_model"))
+            links.control(st.selectbox, t("sidebar.heads"), state.heads_options(int(ss[key("d_model")])),
+                          help=t("sidebar.heads_help"), setting=key("heads"))
+            links.control(st.slider, t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, setting=key("seq_len"))
+            links.control(st.selectbox, t("sidebar.mask"), state.MASKS, format_func=lambda m: t(f"mask.{m}", lang),
+                          setting=key("mask"))
+            links.control(st.number_input, t("sidebar.seed"), min_value=state.SEED_RANGE[0],
+                          max_value=state.SEED_RANGE[1], step=1, help=t("sidebar.seed_help"), setting=key("seed"))
+            links.control(st.selectbox, t("sidebar.device"), ["auto", *core.available_devices()],
+                          format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
+                          if d == "auto" else d, setting=key("device"))
