@@ -26,7 +26,7 @@ from core.train import (
     predict,
     sequence_loss,
 )
-from ui import charts, links, models, panels, scenes, state
+from ui import charts, limits, links, models, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, KINDS, Run, attention_maps
@@ -35,8 +35,7 @@ TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
 D_MODELS, HEADS = (16, 32, 64, 128, 256), (1, 2, 4, 8)  # every d_model here is a multiple of every head count
 D_FFS, BATCHES = (32, 64, 128, 256, 512, 1024), (16, 32, 64, 128, 256)
 LRS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
-MAX_LAYERS, MAX_STEPS, MAX_UPLOAD_MB, TOP_TOKENS = 4, 5000, 20, 8
-MAX_TRAIN_MINUTES = 10  # training time one run may take on a shared server
+MAX_LAYERS, MAX_STEPS, TOP_TOKENS = 4, 5000, 8
 CHART_WIDTH = 380  # two charts side by side in the wide layout
 POSITIONALS = ("sinusoidal", "learned", "rotary")
 ROLES = {PAD: "train.special_pad", BOS: "train.special_bos", EOS: "train.special_eos"}
@@ -73,24 +72,40 @@ def wanted() -> dict:
 
 
 def start() -> None:
+    """Start (or go on with) the run, within the server's budget (ui/limits.py); a refusal is said, not raised."""
+    ss.pop("train_refused", None)
     run = ss.get(models.RUN_KEY)
     if run is None:
+        if step_work(wanted()) > limits.MAX_STEP_WORK:
+            ss["train_refused"] = "train.refused_heavy"
+            return
+        if not limits.may_start():
+            ss["train_refused"] = "train.refused_starts"
+            return
         run = ss[models.RUN_KEY] = Run.new(device=settings.device, **wanted())
         ss["train_built_from"] = wanted()
-    run.running = not run.trainer.done
+    if run.trainer.done:
+        return
+    if not limits.claim(run.token):
+        ss["train_refused"] = "train.refused_busy"
+        return
+    run.running = True
 
 
 def stop() -> None:
     if models.RUN_KEY in ss:
         ss[models.RUN_KEY].running = False
+        limits.release(ss[models.RUN_KEY].token)
 
 
 def reset() -> None:
+    stop()
     ss.pop(models.RUN_KEY, None)
     ss.pop("train_built_from", None)
 
 
 def use_pretrained() -> None:
+    stop()
     name = ss["train_task"]
     ss[models.RUN_KEY] = Run.from_checkpoint(name, models.shipped(name), settings.device)
     ss.pop("train_built_from", None)
@@ -100,17 +115,34 @@ def upload_checkpoint() -> None:
     upload = ss.get("train_upload")
     if upload is None:
         return
-    if upload.size > MAX_UPLOAD_MB * 2**20:
-        ss["train_upload_problem"] = t("train.upload_too_big", mb=MAX_UPLOAD_MB)
+    if upload.size > limits.MAX_UPLOAD_MB * 2**20:
+        ss["train_upload_problem"] = t("train.upload_too_big", mb=limits.MAX_UPLOAD_MB)
         return
-    try:
-        loaded = load_checkpoint(upload, device="cpu")
-    except (ValueError, FileNotFoundError):
+    try:  # sizes and records are bounded before anything is inflated or built (core.checkpoints)
+        loaded = load_checkpoint(upload, device="cpu", limits=limits.MODEL_LIMITS,
+                                 max_bytes=limits.MAX_CHECKPOINT_BYTES)
+        uploaded = Run.from_checkpoint(loaded.task.name, loaded, settings.device)
+    except Exception:  # a file from a stranger: whatever is wrong with it, the same polite message
         ss["train_upload_problem"] = t("train.upload_not_ours", name=md_escape(upload.name))
         return
-    ss[models.RUN_KEY] = Run.from_checkpoint(loaded.task.name, loaded, settings.device)
+    stop()
+    ss[models.RUN_KEY] = uploaded
     ss.pop("train_built_from", None)
     ss.pop("train_upload_problem", None)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def positions(task_name: str, task_options: dict) -> int:
+    """Source and target positions of one example of the task (the decoder reads BOS + the target)."""
+    task = make_task(task_name, **task_options)
+    return task.max_src_len + task.max_tgt_len + 1
+
+
+def step_work(spec: dict) -> float:
+    """The cost of one training step of these settings, in the units of limits.MAX_STEP_WORK."""
+    model = spec["model_changes"]
+    return limits.step_work(spec["batch_size"], positions(spec["task_name"], spec["task_options"]),
+                            model["n_layers"], model["d_model"], model["d_ff"])
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -156,6 +188,9 @@ def setup_controls() -> None:
         size = parameter_count(spec["task_name"], spec["task_options"], spec["model_changes"])
         st.metric(t("train.parameters"), f"{size:,}")
         st.caption(t("train.schedule", warmup=spec["warmup"], steps=spec["steps"], lr=f"{spec['lr']:g}"))
+        if step_work(spec) > limits.MAX_STEP_WORK:
+            st.warning(t("train.too_heavy", times=f"{step_work(spec) / limits.MAX_STEP_WORK:.1f}"),
+                       icon=":material/speed:")
 
 
 def progress(run: Run) -> None:
@@ -202,14 +237,19 @@ def live() -> None:
         st.info(t("train.no_run"), icon=":material/info:")
         return
     if run.running:
-        run.advance(CHUNK_SECONDS)
-        if run.trainer.elapsed > 60 * MAX_TRAIN_MINUTES:
+        if not limits.claim(run.token):  # its place went to another run while it was away: wait for one
+            run.running = False
+            ss["train_refused"] = "train.refused_busy"
+        else:
+            run.advance(CHUNK_SECONDS)
+        if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
             run.running = False
             ss["train_capped"] = run.token
         if not run.running:
+            limits.release(run.token)
             st.rerun()  # finished: stop the timer and refresh the sections below with the trained model
     if ss.get("train_capped") == run.token:
-        st.warning(t("train.time_cap", minutes=MAX_TRAIN_MINUTES), icon=":material/timer_off:")
+        st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     progress(run)
 
 
@@ -394,10 +434,14 @@ buttons[2].button(t("train.reset"), on_click=reset, icon=":material/restart_alt:
 buttons[3].button(t("train.pretrained", task=t(f"task.{ss['train_task']}")), on_click=use_pretrained,
                   icon=":material/download_done:", disabled=ss["train_task"] not in models.SHIPPED or running,
                   help=t("train.pretrained_help"))
+if ss.get("train_refused"):
+    st.warning(t(ss["train_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+                 minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
+st.caption(t("train.reload_note"))
 if run is not None and not run.pretrained and ss.get("train_built_from") not in (None, wanted()):
     st.info(t("train.settings_changed"), icon=":material/info:")
 with st.expander(t("train.upload"), icon=":material/upload_file:"):
-    st.file_uploader(t("train.upload_label", mb=MAX_UPLOAD_MB), type=["pt"], key="train_upload",
+    st.file_uploader(t("train.upload_label", mb=limits.MAX_UPLOAD_MB), type=["pt"], key="train_upload",
                      on_change=upload_checkpoint)
     if ss.get("train_upload_problem"):
         st.error(ss["train_upload_problem"], icon=":material/error:")

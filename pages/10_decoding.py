@@ -28,6 +28,7 @@ from ui.presentation import prose
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
 MAX_TOY, BOUND = 12, 50.0
 DRAWS = (20, 100, 1000, 10000)
+INPUT_MAX_CHARS = 200  # the typed source (the longest task input is 32 symbols)
 N_SAMPLES, MAX_WIDTH, MAX_DRAWN_STEPS, PRUNED_SHOWN = 20, 8, 6, 3
 STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "dec.beam"}
 INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
@@ -223,7 +224,7 @@ text_key = f"dec_text_{choice.source}_{choice.task_name}"
 ss.setdefault(text_key, task.examples(1)[0][0])
 with text_col:
     text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=task.examples(1)[0][0]),
-                         setting=text_key)
+                         max_chars=INPUT_MAX_CHARS, setting=text_key)
 try:
     src = task.encode_source(text)  # (1, n_src)
 except TaskInputError as error:

@@ -6,7 +6,9 @@ session_state under "clf_runs", keyed by everything that shapes its curves. Whil
 fragment reruns itself every RUN_EVERY s and advances the runs round-robin, one step each, for CHUNK_SECONDS;
 Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
 """
+import threading
 import time
+import uuid
 
 import pandas as pd
 import streamlit as st
@@ -24,7 +26,7 @@ from core.classifier import (
     mean_pool,
     parameter_formula,
 )
-from ui import charts, links, panels, scenes, state
+from ui import charts, limits, links, panels, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -79,15 +81,23 @@ def advance(runs: list[ClassifierRun], epochs: int, seconds: float) -> None:
 
 
 def start() -> None:
-    ss["clf_running"] = True
+    """Start the experiment within the server's budget (ui/limits.py); a refusal is said, not raised."""
+    ss.pop("clf_refused", None)
+    if not limits.may_start():
+        ss["clf_refused"] = "train.refused_starts"
+    elif not limits.claim(ss["clf_token"]):
+        ss["clf_refused"] = "train.refused_busy"
+    else:
+        ss["clf_running"], ss["clf_trained_seconds"], ss["clf_capped"] = True, 0.0, False
 
 
 def stop() -> None:
     ss["clf_running"] = False
+    limits.release(ss["clf_token"])
 
 
 def reset() -> None:
-    ss["clf_running"] = False
+    stop()
     ss["clf_runs"] = {}
 
 
@@ -175,12 +185,33 @@ def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
         st.markdown(t("clf.observed_header") + " " + text)
 
 
+def train_chunk(keys: list[tuple], epochs: int) -> None:
+    """One chunk of every run, if this session holds a training place and no other thread of it is stepping."""
+    if not limits.claim(ss["clf_token"]):  # its place went to another run while it was away
+        ss["clf_refused"] = "train.refused_busy"
+        stop()
+        return
+    if not ss["clf_stepping"].acquire(blocking=False):  # a second script thread of this session (fast reruns)
+        return
+    try:
+        begun = time.perf_counter()
+        advance(ensure_runs(keys), epochs, CHUNK_SECONDS)
+        ss["clf_trained_seconds"] = ss.get("clf_trained_seconds", 0.0) + time.perf_counter() - begun
+    finally:
+        ss["clf_stepping"].release()
+    if all(ss["clf_runs"][k].done(epochs) for k in keys):
+        stop()
+    elif ss["clf_trained_seconds"] > 60 * limits.MAX_RUN_MINUTES:
+        stop()
+        ss["clf_capped"] = True
+
+
 def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
     """One chunk of training when running, then the progress and the results."""
     if ss["clf_running"]:
-        advance(ensure_runs(keys), epochs, CHUNK_SECONDS)
-        if all(ss["clf_runs"][k].done(epochs) for k in keys):
-            ss["clf_running"] = False
+        train_chunk(keys, epochs)
+    if ss.get("clf_capped"):
+        st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     if ss["clf_running"] != was_running:
         st.rerun()  # started or finished: redraw the buttons and start or stop the timer
     runs = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
@@ -213,6 +244,8 @@ for name, value in DEFAULTS.items():
     ss.setdefault(name, value)
 ss.setdefault("clf_runs", {})
 ss.setdefault("clf_running", False)
+ss.setdefault("clf_token", uuid.uuid4().hex)  # this session's place among the server's training runs
+ss.setdefault("clf_stepping", threading.Lock())  # held while a chunk trains (see train_chunk)
 
 st.title(t("clf.title"))
 scenes.picker("clf", SCENES)
@@ -254,7 +287,7 @@ for col, name in zip(preset_cols, PRESETS):
 keys = [run_key(n, p) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])]
 epochs = int(ss["clf_epochs"])
 if not keys:
-    ss["clf_running"] = False
+    stop()
     st.warning(t("clf.pick_one"), icon=":material/warning:")
 running = ss["clf_running"]
 stored = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
@@ -265,6 +298,9 @@ buttons[0].button(t("clf.continue" if any(r.step for r in stored) else "clf.star
 buttons[1].button(t("clf.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="clf_stop")
 buttons[2].button(t("clf.reset"), on_click=reset, icon=":material/restart_alt:",
                   disabled=running or not ss["clf_runs"], help=t("clf.reset_help"), key="clf_reset")
+if ss.get("clf_refused"):
+    st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+                 minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
 if keys:
     st.fragment(live, run_every=RUN_EVERY if running else None)(keys, epochs, running)
 

@@ -135,8 +135,10 @@ prose(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model
         eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
 
 st.subheader(t("real.input_header"))
-links.control(st.text_input, t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), setting="real_text_a")
-links.control(st.text_input, t("real.sentence_b"), help=t("real.sentence_b_help"), setting="real_text_b")
+links.control(st.text_input, t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS), max_chars=MAX_CHARS,
+              setting="real_text_a")
+links.control(st.text_input, t("real.sentence_b"), help=t("real.sentence_b_help"), max_chars=MAX_CHARS,
+              setting="real_text_b")
 problem = check(ss["real_text_a"], ss["real_text_b"], tokenizer)
 if problem:
     st.warning(problem + " " + t("real.showing_last", text=md_escape(" | ".join(filter(None, ss["real_valid"])))),
@@ -240,7 +242,7 @@ panels.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", 
 st.subheader(t("real.similarity_header"))
 prose(t("real.similarity_text"))
 links.control(st.text_area, t("real.sentences"), help=t("real.sentences_help", max=MAX_SENTENCES, chars=MAX_CHARS),
-              height=160, setting="real_list")
+              height=160, max_chars=MAX_SENTENCES * (MAX_CHARS + 1), setting="real_list")
 lines = [line.strip() for line in ss["real_list"].splitlines() if line.strip()]
 lengths = [len(tokenizer.encode(line).ids) for line in lines]
 if len(lines) < 2 or len(lines) > MAX_SENTENCES:

@@ -100,3 +100,13 @@ def browser(app):
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(autouse=True)
+def free_training_places():
+    """Every test starts with the server's training places free (ui/limits.py keeps them per process, and a
+    test that ends mid-training never gives its place back; a real server reclaims it after STALE_SECONDS)."""
+    from ui import limits
+
+    limits.places.clear()
+    yield

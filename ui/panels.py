@@ -23,6 +23,7 @@ from .i18n import current_language, md_escape, t
 
 
 PICTURE_CELLS = 4096  # a larger matrix (past 64 x 64) is one picture: a mark per cell costs ~60 bytes and time
+LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
 
 
 def chart_text() -> charts.ChartText:
@@ -161,6 +162,8 @@ def validate_table(df: pd.DataFrame, label_column: str, *, min_rows: int, max_ro
     for i, label in enumerate(labels):
         if not label:
             problems.append(t("editor.empty_label", row=i + 1))
+        elif len(label) > LABEL_MAX_CHARS:  # the editor's own limit; a link must not pass it either
+            problems.append(t("editor.long_label", row=i + 1, max=LABEL_MAX_CHARS))
     for label in sorted({x for x in labels if x and labels.count(x) > 1}):
         problems.append(t("editor.duplicate", label=md_escape(label)))
     for i in range(n):
@@ -190,7 +193,7 @@ def table_from_url(text: str, label_column: str, columns: list[str], **limits: A
     `validate_table` with `limits` (min_rows, max_rows, bound); raises `links.Rejected` otherwise."""
     try:
         rows = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a link of a thousand "["
         rows = None
     width = 1 + len(columns)
     if isinstance(rows, list) and all(isinstance(row, list) and len(row) == width and isinstance(row[0], str)
@@ -264,7 +267,7 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     widget_key = f"{key}_editor_{ss[f'{key}_version']}_{current_language()}"
     if widget_key not in ss or f"{key}_base" not in ss:
         ss[f"{key}_base"] = table
-    config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=24)}
+    config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=LABEL_MAX_CHARS)}
     config.update({c: st.column_config.NumberColumn(column_title(k + 1), required=True)
                    for k, c in enumerate(columns)})
     edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,

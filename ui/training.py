@@ -8,6 +8,7 @@ keeps it in ``st.session_state[ui.models.RUN_KEY]`` and calls `advance` once per
 from __future__ import annotations
 
 import io
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -60,6 +61,9 @@ class Run:
     snapshots: list[tuple[int, dict[str, np.ndarray]]] = field(default_factory=list)  # (step, attention_maps)
     eval_seconds: float = 0.0
     token: str = field(default_factory=lambda: uuid.uuid4().hex)  # tells runs apart (caches keyed on a run)
+    # Taken without waiting by `advance`: a second script thread of the same session (Streamlit Cloud forces
+    # fast reruns, which start a new thread while the old one still runs) never steps the model at once.
+    stepping: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def new(cls, task_name: str, preset: str, device: str, task_options: dict, model_changes: dict,
@@ -108,14 +112,20 @@ class Run:
 
     def advance(self, seconds: float = CHUNK_SECONDS) -> int:
         """Train for about `seconds`, then evaluate if `eval_every` steps have passed since the last evaluation
-        (or the schedule is over). Returns the steps taken; stops the run at the end of the schedule."""
-        taken = sum(1 for _ in self.trainer.steps(seconds=seconds))
-        last = self.evaluations[-1].step if self.evaluations else -1
-        if self.trainer.step > last and (self.trainer.step - last >= self.eval_every or self.trainer.done):
-            self.evaluate_now()
-        if self.trainer.done:
-            self.running = False
-        return taken
+        (or the schedule is over). Returns the steps taken (0 when another thread is stepping this run); stops
+        the run at the end of the schedule."""
+        if not self.stepping.acquire(blocking=False):
+            return 0
+        try:
+            taken = sum(1 for _ in self.trainer.steps(seconds=seconds))
+            last = self.evaluations[-1].step if self.evaluations else -1
+            if self.trainer.step > last and (self.trainer.step - last >= self.eval_every or self.trainer.done):
+                self.evaluate_now()
+            if self.trainer.done:
+                self.running = False
+            return taken
+        finally:
+            self.stepping.release()
 
     def history_frame(self) -> pd.DataFrame:
         """One row per step (loss, teacher-forced token accuracy, learning rate, seconds) with the evaluations."""
