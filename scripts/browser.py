@@ -113,8 +113,7 @@ def launch_chromium(playwright):
 
 
 def open_app(browser, url: str):
-    """A new 1400 x 1000 English page on the app's start page, run to the end. Enter through "/": a fresh
-    server's first deep link shows "page not found" over the right page (streamlit/streamlit#9992)."""
+    """A new 1400 x 1000 English page on the app's start page, run to the end."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
     page.set_default_timeout(60_000)
     page.goto(url + "/", wait_until="domcontentloaded")
@@ -146,12 +145,12 @@ def nav_pages(page) -> list[tuple[str, str]]:
     """(title, href) of every page in the sidebar navigation, in order, after expanding "View more".
 
     Call it once the app has run (`wait_for_app`). Streamlit draws no navigation for an app of one page:
-    that page is then the only one, and it is accepted only if pages/ holds a single lesson file.
+    that page is then the only one, and it is accepted only if lessons/ holds a single lesson file.
     """
     if not page.locator(NAV_LINKS).count():
-        lessons = sorted(path.name for path in (ROOT / "pages").glob("[0-9]*.py"))
+        lessons = sorted(path.name for path in (ROOT / "lessons").glob("[0-9]*.py"))
         if len(lessons) > 1:
-            raise AssertionError(f"no sidebar navigation although pages/ has {lessons}")
+            raise AssertionError(f"no sidebar navigation although lessons/ has {lessons}")
         title = page.locator('[data-testid="stMain"] h1').first.inner_text().strip()
         return [(title, urllib.parse.urlsplit(page.url)._replace(query="", fragment="").geturl())]
     more = page.locator(NAV_VIEW_MORE)

@@ -2,7 +2,7 @@
 
 Starts the app like the browser test does, opens every page of the sidebar in headless Chromium
 (1400 x 1000 viewport) and saves `docs/screenshots/<page>.jpg`, e.g. `01_similarity.jpg` for
-pages/01_similarity.py (the page file's name, so the README's links stay stable when titles change);
+lessons/01_similarity.py (the page file's name, so the README's links stay stable when titles change);
 with --spanish also `<page>.es.jpg`. Full pages are cut at --max-height pixels and saved as JPEG to
 keep the repository small.
 """

@@ -381,8 +381,8 @@ def trained(at):
 
 
 # Pages that draw more charts after one action; the state makes the action quick.
-AFTER = {"pages/09_training.py": ({}, pretrained),
-         "pages/12_classifier.py": ({"clf_steps": 10, "clf_epochs": 2, "clf_depths": [1], "clf_norms": ["pre"]},
+AFTER = {"lessons/09_training.py": ({}, pretrained),
+         "lessons/12_classifier.py": ({"clf_steps": 10, "clf_epochs": 2, "clf_depths": [1], "clf_norms": ["pre"]},
                                     trained)}
 CASES = [(page, False) for _, page, *_ in PAGES] + [(page, True) for page in AFTER]
 

@@ -1,7 +1,7 @@
-"""The layers import one way: app.py -> pages/ -> ui/ -> core/ (see README, "File map").
+"""The layers import one way: app.py -> lessons/ -> ui/ -> core/ (see README, "File map").
 
 `core` must stay usable without any UI library (a notebook, a training script, a test), so it never
-imports streamlit, altair, pandas, ui or pages; `ui` is shared by pages and never imports one.
+imports streamlit, altair, pandas, ui or lessons; `ui` is shared by the lessons and never imports one.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_LIBRARIES = ("streamlit", "altair", "pandas")
-FORBIDDEN = {"core": UI_LIBRARIES + ("ui", "pages", "app"), "ui": ("pages", "app")}
+FORBIDDEN = {"core": UI_LIBRARIES + ("ui", "lessons", "app"), "ui": ("lessons", "app")}
 
 _IMPORT_CORE = """
 import importlib, json, pkgutil, sys
@@ -61,8 +61,8 @@ def test_the_checker_sees_every_kind_of_import():
                                                                       "streamlit"]
     assert imported_modules("from .masks import apply_mask", "core.attention") == {"core.masks",
                                                                                  "core.masks.apply_mask"}
-    assert violations("from pages import lesson", "ui.charts", FORBIDDEN["ui"]) == ["pages", "pages.lesson"]
-    assert violations("from .. import pages", "ui.charts", FORBIDDEN["ui"]) == ["pages"]
+    assert violations("from lessons import lesson", "ui.charts", FORBIDDEN["ui"]) == ["lessons", "lessons.lesson"]
+    assert violations("from .. import lessons", "ui.charts", FORBIDDEN["ui"]) == ["lessons"]
     assert violations("from ..core import attention", "ui.sub.charts", FORBIDDEN["ui"]) == []
     assert violations("import core\nfrom core.masks import causal_mask", "ui.charts", FORBIDDEN["ui"]) == []
 
@@ -87,4 +87,4 @@ def test_importing_core_loads_no_ui_library():
     for stage, modules in loaded.items():
         tops = {name.split(".")[0] for name in modules}
         assert "core" in tops and "torch" in tops, tops
-        assert tops.isdisjoint(UI_LIBRARIES + ("ui", "pages")), (stage, sorted(tops & set(UI_LIBRARIES)))
+        assert tops.isdisjoint(UI_LIBRARIES + ("ui", "lessons")), (stage, sorted(tops & set(UI_LIBRARIES)))

@@ -128,7 +128,7 @@ def test_a_decompression_bomb_costs_no_memory():
 
 @pytest.mark.parametrize("kind", ["2000 layers", "deflated records", "metrics not a dict", "unknown task option"])
 def test_an_upload_through_the_lesson_gets_the_polite_message(kind):
-    at = start_page(APP, lesson="pages/09_training.py", numbers=False)
+    at = start_page(APP, lesson="lessons/09_training.py", numbers=False)
     at.file_uploader(key="train_upload").set_value(("evil.pt", HOSTILE[kind]().getvalue(), "application/octet-stream"))
     at.run()
     assert not at.exception, [e.value[:300] for e in at.exception]

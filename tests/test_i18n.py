@@ -12,7 +12,7 @@ import pytest
 from ui import i18n, state
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "lessons").glob("*.py"))]
 KEY_SHAPE = r"^[a-z_]+(\.[A-Za-z0-9_]+)+$"
 
 

@@ -36,14 +36,14 @@ def start_clicked(at):
 def test_a_full_server_says_busy_and_builds_nothing():
     for k in range(limits.MAX_CONCURRENT_RUNS):
         limits.claim(f"other learner {k}")
-    at = start_clicked(start_page(APP, lesson="pages/09_training.py", numbers=False, state=FAST))
+    at = start_clicked(start_page(APP, lesson="lessons/09_training.py", numbers=False, state=FAST))
     assert not at.exception
     assert t("train.refused_busy", "en", running=limits.MAX_CONCURRENT_RUNS) in [w.value for w in at.warning]
     assert not at.session_state[models.RUN_KEY].running
 
 
 def test_a_session_starts_at_most_max_starts_runs_in_the_window():
-    at = start_page(APP, lesson="pages/09_training.py", numbers=False, state=FAST)
+    at = start_page(APP, lesson="lessons/09_training.py", numbers=False, state=FAST)
     for _ in range(limits.MAX_STARTS):  # Reset, then Start again
         if models.RUN_KEY in at.session_state:
             del at.session_state[models.RUN_KEY]

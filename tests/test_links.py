@@ -152,7 +152,7 @@ def test_every_control_round_trips_through_the_link(lesson):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_bad_value_is_reported_beside_its_control_and_the_page_keeps_its_own(lang):
-    page = ROOT / "pages/02_attention.py"
+    page = ROOT / "lessons/02_attention.py"
     at = start_page(page, query={"lang": lang, "qkv_dk": "100", "qkv_tied": "maybe"})
     assert not at.exception and not at.error
     assert at.session_state["qkv_dk"] == 64 and at.session_state["qkv_tied"] is False
@@ -179,7 +179,7 @@ def test_the_app_drops_parameters_of_other_lessons_and_says_so():
 
 
 def test_the_share_box_holds_the_link_of_the_view():
-    at = start_page(APP, lesson="pages/02_attention.py")
+    at = start_page(APP, lesson="lessons/02_attention.py")
     toggle = [w for w in at.toggle if w.key == "w_qkv_tied"][0]
     toggle.set_value(True).run()
     link = [c.value for c in at.sidebar.code][0]
@@ -193,7 +193,7 @@ def test_every_widget_drawn_through_control_is_a_kind_the_link_reads_and_the_rou
     import ast
 
     drawn = set()
-    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
+    for path in [*ROOT.glob("lessons/*.py"), *ROOT.glob("ui/*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and ast.unparse(node.func) in ("links.control", "control") and node.args:
                 drawn.add(ast.unparse(node.args[0]).rsplit(".", 1)[-1])
@@ -204,9 +204,9 @@ def test_every_widget_drawn_through_control_is_a_kind_the_link_reads_and_the_rou
 
 # ---- the tables of the data editors -------------------------------------------------------------------------
 
-EDITORS = [("pages/01_similarity.py", "sim_vectors", {"sim_dims": "2"}, [["rey", 0.5, -1.25], ["reina", 1 / 3, 2.0]]),
-           ("pages/06_layer_norm.py", "ln_x", {"ln_dims": "3"}, [["a", 1.0, 2.0, 3.5], ["b", -4.0, 0.1, 0.2]]),
-           ("pages/10_decoding.py", "dec_toy", {}, [["sí", 2.5], ["no", -1.0], ["quizá", 0.0]])]
+EDITORS = [("lessons/01_similarity.py", "sim_vectors", {"sim_dims": "2"}, [["rey", 0.5, -1.25], ["reina", 1 / 3, 2.0]]),
+           ("lessons/06_layer_norm.py", "ln_x", {"ln_dims": "3"}, [["a", 1.0, 2.0, 3.5], ["b", -4.0, 0.1, 0.2]]),
+           ("lessons/10_decoding.py", "dec_toy", {}, [["sí", 2.5], ["no", -1.0], ["quizá", 0.0]])]
 
 
 @pytest.mark.parametrize("lesson, key, controls, rows", EDITORS)
@@ -227,10 +227,10 @@ def test_an_edited_table_round_trips_through_the_link(lesson, key, controls, row
 @pytest.mark.parametrize("bad", ['[["x", 1.0]', '[["x", "uno", 2.0]]', '[["x", NaN, 1.0]]', '[["x", 1e9, 1.0]]',
                                  '[["x", 1.0, 2.0], ["x", 1.0, 2.0]]', '[[1, 1.0, 2.0]]', '{"x": 1}'])
 def test_a_broken_table_in_a_link_is_reported_and_the_example_stays(bad):
-    at = start_page(ROOT / "pages/01_similarity.py", query={"lang": "en", "sim_dims": "2", "sim_vectors": bad})
+    at = start_page(ROOT / "lessons/01_similarity.py", query={"lang": "en", "sim_dims": "2", "sim_vectors": bad})
     assert not at.exception and not at.error
     assert any("sim_vectors" in w.value and "2 numbers" in w.value for w in at.warning), [w.value for w in at.warning]
-    example = start_page(ROOT / "pages/01_similarity.py", query={"lang": "en", "sim_dims": "2"})
+    example = start_page(ROOT / "lessons/01_similarity.py", query={"lang": "en", "sim_dims": "2"})
     labels, values = at.session_state["sim_vectors_valid"]
     assert labels == example.session_state["sim_vectors_valid"][0]
     assert (values == example.session_state["sim_vectors_valid"][1]).all()

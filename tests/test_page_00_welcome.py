@@ -5,7 +5,6 @@ ui.lessons.PAGES) and its page hash is the one Streamlit derives from that url p
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -19,12 +18,12 @@ from ui.lessons import PAGES, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "00_welcome.py"
-HERE = "pages/00_welcome.py"
+PAGE = ROOT / "lessons" / "00_welcome.py"
+HERE = "lessons/00_welcome.py"
 URL = {path: url for _section, path, _title, _icon, url in PAGES}
 TITLE_KEY = {path: title_key for _section, path, title_key, _icon, _url in PAGES}
 LESSONS = [(path, title_key, url) for _section, path, title_key, _icon, url in PAGES if path != HERE]
-DIAGRAM_LESSONS = {f"pages/{name}.py" for name in (
+DIAGRAM_LESSONS = {f"lessons/{name}.py" for name in (
     "01_similarity", "02_attention", "03_masks", "04_multi_head", "05_positional_encoding", "06_layer_norm",
     "07_blocks", "08_architecture", "09_training", "10_decoding", "11_exercises", "12_classifier", "13_real_model")}
 
@@ -171,7 +170,7 @@ def test_the_welcome_page_is_first_and_the_only_default():
     assert len(set(urls)) == len(urls)
     for _section, path, _title, icon, url in PAGES:
         assert (ROOT / path).is_file() and icon.startswith(":material/")
-        assert url != re.sub(r"^\d+_", "", Path(path).stem)  # see ui/lessons.py: the old pages/ folder mode
+    assert not (ROOT / "pages").exists()  # Streamlit's old multipage folder: "Page not found" on a fresh server
 
 
 def test_app_py_takes_its_pages_from_ui_lessons():

@@ -22,7 +22,7 @@ from ui.i18n import t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "02_attention.py"
+PAGE = ROOT / "lessons" / "02_attention.py"
 EXAMPLE = ["time", "flies", "like", "an", "arrow"]
 LONG = " ".join(["🙂", "café", "niño", "Ünïcödé", "*bold*", "$x$", "a_b", "#tag"] * 8)  # 64 tokens
 
@@ -37,7 +37,7 @@ def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, sentence
     if sentence is not None:
         ss["cfg_sentence_text"] = ss["cfg_sentence"] = sentence
     if path == APP:  # the app opens on lesson 1; go to this lesson the way the sidebar link does
-        at.run().switch_page("pages/02_attention.py")
+        at.run().switch_page("lessons/02_attention.py")
     return at.run()
 
 
@@ -280,9 +280,9 @@ def test_language_switch_keeps_the_sentence_and_the_choices():
     got = tables(at, causal=True)
     assert_matches(got, reference(["la", "gata", "duerme"], causal=True, tied=True))
     widget(at, "select_slider", "w_qkv_dk").set_value(256).run()
-    at.switch_page("pages/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
+    at.switch_page("lessons/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
     assert at.title[0].value == t("sim.title", lang="es")
-    at.switch_page("pages/02_attention.py").run()
+    at.switch_page("lessons/02_attention.py").run()
     assert_clean(at)
     assert at.toggle(key="w_qkv_tied").value is True and widget(at, "select_slider", "w_qkv_dk").value == 256
     np.testing.assert_array_equal(tables(at, causal=True)["A"], got["A"])

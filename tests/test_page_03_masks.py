@@ -24,7 +24,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "03_masks.py"
+PAGE = ROOT / "lessons" / "03_masks.py"
 SCORES = np.array([[0.9, 0.7, 0.3, 0.2], [0.6, 0.8, 0.9, 0.4], [0.2, 0.5, 0.7, 0.9], [0.4, 0.3, 0.8, 0.6]])
 BATCH = [["I", "love", "deep", "learning"], ["attention", "is", "all", "you", "need"], ["hello", "world"]]
 
@@ -70,7 +70,7 @@ def live_reference(sentences, d_model, heads, seed, kind):
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson="pages/03_masks.py" if path == APP else None)
+    return start_page(path, lang=lang, numbers=numbers, state=state, lesson="lessons/03_masks.py" if path == APP else None)
 
 
 def tables(at: AppTest) -> list:

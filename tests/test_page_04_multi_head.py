@@ -22,7 +22,7 @@ from ui.i18n import lookup, t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "04_multi_head.py"
+PAGE = ROOT / "lessons" / "04_multi_head.py"
 LONG = " ".join(f"w{k}" for k in range(64))
 
 

@@ -26,7 +26,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "05_positional_encoding.py"
+PAGE = ROOT / "lessons" / "05_positional_encoding.py"
 SENTENCE = ["time", "flies", "like", "an", "arrow"]
 
 
@@ -69,7 +69,7 @@ def rotate(v: np.ndarray, p: int) -> np.ndarray:
 # ---- running the page ----------------------------------------------------------------------------------
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    lesson = "pages/05_positional_encoding.py" if path == APP else None
+    lesson = "lessons/05_positional_encoding.py" if path == APP else None
     return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
 
 

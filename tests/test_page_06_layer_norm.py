@@ -24,7 +24,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "06_layer_norm.py"
+PAGE = ROOT / "lessons" / "06_layer_norm.py"
 X0 = np.array([[0.4513, -0.1872], [1.2927, -0.6469], [0.9508, 0.8249]])  # exercise 1's result
 COURSE_MEANS, COURSE_STDS = (0.1320, 0.3229, 0.8879), (0.4515, 1.3715, 0.0890)  # exercise 3
 NAMES = ("stats", "X", "centered", "norm_annotated", "out_annotated", "norm_torch", "out_torch", "pair",

@@ -1,4 +1,4 @@
-"""Lesson 7 (pages/07_blocks.py) through AppTest: it runs everywhere, and the numbers it shows are right.
+"""Lesson 7 (lessons/07_blocks.py) through AppTest: it runs everywhere, and the numbers it shows are right.
 
 The FFN and dropout numbers are rebuilt here with plain torch/numpy from the same seed (the weights by
 redoing core.init_parameters' draws by hand); shapes and parameter counts are checked against real modules.
@@ -21,7 +21,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "07_blocks.py"
+PAGE = ROOT / "lessons" / "07_blocks.py"
 WORDS = ["time", "flies", "like", "an", "arrow"]
 TARGET = ["el", "tiempo", "vuela", "como", "una", "flecha"]
 # The "show the numbers" tables, in page order (the residual table and the shapes table are plain dataframes).
@@ -79,7 +79,7 @@ def number(text: str) -> int:
 def test_runs_in_both_languages(path, lang):
     at = start(path, lang=lang, numbers=False)
     if path == APP:
-        at.switch_page("pages/07_blocks.py").run()
+        at.switch_page("lessons/07_blocks.py").run()
     assert_clean(at)
     assert at.title[0].value == t("blocks.title", lang=lang)
     assert not at.error and not at.warning

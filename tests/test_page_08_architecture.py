@@ -21,11 +21,11 @@ from ui.i18n import t
 from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
-APP, PAGE = ROOT / "app.py", ROOT / "pages" / "08_architecture.py"
+APP, PAGE = ROOT / "app.py", ROOT / "lessons" / "08_architecture.py"
 
 
 def start(path: Path = PAGE, *, lang: str = "en", **state) -> AppTest:
-    lesson = "pages/08_architecture.py" if path == APP else None
+    lesson = "lessons/08_architecture.py" if path == APP else None
     return start_page(path, lang=lang, numbers=False, state=state, lesson=lesson)
 
 

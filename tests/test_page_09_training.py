@@ -23,7 +23,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "09_training.py"
+PAGE = ROOT / "lessons" / "09_training.py"
 LESSON = str(PAGE.relative_to(ROOT))
 SMALL = {"train_steps": 20}  # a run short enough to finish in a few page runs
 
@@ -219,7 +219,7 @@ def test_language_change_and_page_switch_mid_training_lose_nothing():
     assert at.title[0].value == t("train.title", "es")
     assert run_of(at) is before and before.trainer.step > steps and before.running
     steps = before.trainer.step
-    at.switch_page("pages/01_similarity.py").run()
+    at.switch_page("lessons/01_similarity.py").run()
     assert_clean(at)
     assert run_of(at) is before and before.trainer.step == steps  # the run waits while its page is not shown
     at.switch_page(LESSON).run()

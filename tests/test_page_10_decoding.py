@@ -30,7 +30,7 @@ from ui.i18n import lookup, t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "10_decoding.py"
+PAGE = ROOT / "lessons" / "10_decoding.py"
 TOY = np.array([3.0, 2.2, 1.9, 1.0, 0.2, -0.5])
 SHIPPED = ("copy", "addition", "parser")
 ALL_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample, next_token_logits, decode_steps,

@@ -25,7 +25,7 @@ from ui.i18n import lookup, t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "11_exercises.py"
+PAGE = ROOT / "lessons" / "11_exercises.py"
 COURSE_EX1 = [[0.4513, -0.1872], [1.2927, -0.6469], [0.9508, 0.8249]]  # exercise 1's result as the course prints it
 COURSE_PE = ((0.0, 1.0), (0.8415, 0.5403), (0.9093, -0.4161))
 COURSE_MEANS, COURSE_STDS = (0.1320, 0.3229, 0.8879), ("0.4515", "1.3715", "0.0890")
@@ -319,7 +319,7 @@ def test_reset_score_and_the_score_survives_a_page_switch():
     at = type_answer(at, "1_out", np.round(REF["e1_out"], 4).tolist())
     at.button(key="ex_check_1").click().run()
     assert score(at) == 2
-    at.switch_page("pages/06_layer_norm.py").run()
+    at.switch_page("lessons/06_layer_norm.py").run()
     assert_clean(at)
     at.switch_page(str(PAGE.relative_to(ROOT))).run()
     assert_clean(at)

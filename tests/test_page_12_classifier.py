@@ -18,7 +18,7 @@ from ui.i18n import t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "12_classifier.py"
+PAGE = ROOT / "lessons" / "12_classifier.py"
 LESSON = str(PAGE.relative_to(ROOT))
 QUICK = {"clf_steps": 10, "clf_epochs": 2, "clf_depths": [1], "clf_norms": ["pre"]}  # 20 steps of N = 1
 
@@ -196,7 +196,7 @@ def test_a_language_switch_mid_training_loses_nothing():
 def test_a_page_switch_mid_training_keeps_the_runs_and_training_resumes_on_return():
     at = start(APP, state=QUICK | {"clf_steps": 200})
     at.button(key="clf_start").click().run()
-    at.switch_page("pages/06_layer_norm.py").run()
+    at.switch_page("lessons/06_layer_norm.py").run()
     assert_clean(at)
     away = steps(at)
     at.run()

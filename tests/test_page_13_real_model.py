@@ -22,7 +22,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "13_real_model.py"
+PAGE = ROOT / "lessons" / "13_real_model.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"
 NAMES = ("tokens", "special", "patterns", "q", "k", "scores", "weights", "cosine")  # the read-only tables, in order
 INPUTS = {"empty": "", "one_word": "hello", "tokens_128": " ".join(["a"] * 126),

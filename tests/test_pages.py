@@ -18,7 +18,7 @@ from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-PAGE = ROOT / "pages" / "01_similarity.py"
+PAGE = ROOT / "lessons" / "01_similarity.py"
 WORDS = ["time", "flies", "like", "an", "arrow"]
 X0 = np.array([[0.2, 0.8, 0.3], [0.7, 0.2, 0.9], [0.3, 0.5, 0.2], [0.1, 0.3, 0.4], [0.8, 0.1, 0.6]])
 

@@ -22,7 +22,7 @@ APP = ROOT / "app.py"
 # The lessons in the sidebar's order (sections in SECTIONS order), as the frame builds them: (file, title key).
 ORDER = [(path, key.split(".")[0] + ".title", key)
          for section in SECTIONS for page_section, path, key, _, _ in PAGES if page_section == section]
-LN = "pages/06_layer_norm.py"
+LN = "lessons/06_layer_norm.py"
 LN_PROSE = ("ln.intro", "ln.pair_text", "ln.batch_text", "ln.placement_text", "ln.experiment_text", "ln.xiong")
 LN_VISIBLE = ("ln.notice_points", "ln.pictures_text")  # "what to notice" and a short figure guide stay on screen
 
@@ -106,7 +106,7 @@ def test_a_bad_value_warns_falls_back_and_clears_when_the_toggle_is_used(raw, la
 def test_it_survives_page_switches_and_language_changes():
     at = start_page(APP, lang="en", lesson=LN)
     toggle(at).set_value(True).run()
-    at.switch_page("pages/01_similarity.py").run()
+    at.switch_page("lessons/01_similarity.py").run()
     assert_clean(at)
     assert at.title[0].value == t("sim.title", lang="en") and at.query_params["present"] == "1" and styled(at)
     at.sidebar.radio[0].set_value("es").run()
@@ -197,7 +197,7 @@ def test_every_lesson_in_presentation_mode(index, lang):
     assert {k: b.label for k, b in buttons.items()} == expected
     shortcuts = {"present_previous": "left", "present_next": "right"}
     assert all(b.proto.shortcut == shortcuts[k] for k, b in buttons.items())
-    if path != "pages/00_welcome.py":  # every lesson folds at least its introduction
+    if path != "lessons/00_welcome.py":  # every lesson folds at least its introduction
         assert folded(at), "no explanation folded"
         assert len(folded(at)[0]) > 200
 

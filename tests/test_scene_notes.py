@@ -1,7 +1,7 @@
 """The numbers that scenes' notes state (assets/i18n, `<section>.scene_note.<name>`), recomputed from core.
 
 A note is static text, so nothing on the page would notice if a change to core made it false: each claim below is
-recomputed with the settings of its scene (pages/*.py SCENES). Notes about training outcomes say "in our
+recomputed with the settings of its scene (lessons/*.py SCENES). Notes about training outcomes say "in our
 measurements" and are not repeated here (they would train models for minutes).
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ from test_sweep import KINDS, LESSONS, apply, extremes, find
 from ui.i18n import lookup
 
 ROOT = Path(__file__).resolve().parents[1]
-WITHOUT_SCENES = {"pages/00_welcome.py", "pages/11_exercises.py"}  # a map of the app; graded exercises
+WITHOUT_SCENES = {"lessons/00_welcome.py", "lessons/11_exercises.py"}  # a map of the app; graded exercises
 
 
 def page_scenes(lesson: str) -> dict | None:
@@ -101,7 +101,7 @@ def test_moving_a_control_after_a_scene_unlights_it(lesson):
 
 
 def test_an_unknown_scene_in_a_link_is_reported():
-    at = start_page(ROOT / "pages/02_attention.py", query={"lang": "es", "scene": "nope"})
+    at = start_page(ROOT / "lessons/02_attention.py", query={"lang": "es", "scene": "nope"})
     assert not at.exception and not at.error
     assert any("scene" in w.value and "nope" in w.value and "saturation" in w.value for w in at.warning)
     assert pills(at).value is None

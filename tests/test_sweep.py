@@ -56,7 +56,7 @@ TEXTS = {
     "non-Latin": "注意力就是一切 Внимание — всё, что нужно مرحبا بالعالم ñandú 🙂",
     "markup": r"*_[]<>$\`{}|#~ <script>alert(1)</script> $$x$$ **b** \frac{1}{0} %s {0} {name}",
 }
-INTENTIONAL_NAN_ROWS = {"pages/03_masks.py": {"torch.softmax"}}  # the demo of torch.softmax on a fully masked row
+INTENTIONAL_NAN_ROWS = {"lessons/03_masks.py": {"torch.softmax"}}  # the demo of torch.softmax on a fully masked row
 NEVER_PRESSED = ("train.start", "train.continue", "clf.start", "clf.continue")  # they start a long training run
 EDITOR_EXAMPLES, TEXT_EXAMPLES = 6, 4  # hypothesis examples per data editor / text input (derandomized) ...
 MAX_EXAMPLES = 24  # ... and at most this many per lesson and language (lesson 11 has eleven answer grids)
@@ -79,7 +79,7 @@ def _pages_literal(path: Path) -> tuple | None:
 
 
 def page_file(entry: Any) -> str:
-    """The page file ("pages/NN_x.py") named in one PAGES entry: a tuple, a dict or a dataclass-like record."""
+    """The page file ("lessons/NN_x.py") named in one PAGES entry: a tuple, a dict or a dataclass-like record."""
     if isinstance(entry, (tuple, list)):
         parts = list(entry)
     elif isinstance(entry, dict):
@@ -475,20 +475,20 @@ raise ValueError("bad input")
 
 def test_the_checks_find_nan_inf_errors_and_exceptions():
     at = AppTest.from_string(CHECKED_APP, default_timeout=30).run()
-    found = dict(problems(at, "pages/x.py", free_form=False))
+    found = dict(problems(at, "lessons/x.py", free_form=False))
     assert sorted(found) == sorted([
         "exception: bad input", "error box: boom",
         "the table with columns ['fine', 'broken']: NaN or +inf in column(s) ['broken']",
         "the st.table with columns ['big']: NaN or +inf in column(s) ['big']",
         "chart 1: NaN or +inf in column(s) ['value']"])  # -inf (a masked score) is allowed, in a chart or a table
     assert "1 of 4 rows" in found["chart 1: NaN or +inf in column(s) ['value']"]
-    free = dict(problems(at, "pages/x.py", free_form=True))
+    free = dict(problems(at, "lessons/x.py", free_form=True))
     assert "error box: boom" not in free and "exception: bad input" in free
-    INTENTIONAL_NAN_ROWS["pages/x.py"] = {"r1"}
+    INTENTIONAL_NAN_ROWS["lessons/x.py"] = {"r1"}
     try:
-        assert not [p for p in problems(at, "pages/x.py", free_form=False) if p[0].startswith("chart")]
+        assert not [p for p in problems(at, "lessons/x.py", free_form=False) if p[0].startswith("chart")]
     finally:
-        del INTENTIONAL_NAN_ROWS["pages/x.py"]
+        del INTENTIONAL_NAN_ROWS["lessons/x.py"]
 
 
 OPTIONS_APP = """
@@ -525,8 +525,8 @@ def test_option_widgets_are_set_by_their_labels_and_found_by_stem():
 
 def test_pages_are_read_from_app_py_or_ui_lessons(tmp_path):
     listed = tmp_path / "app.py"
-    listed.write_text('import x\nPAGES = (("a", "pages/01_a.py", "k", ":i:", "u"),\n         ("b", "pages/02_b.py", "k2", ":i:", "v"))\n')
-    assert [page_file(entry) for entry in _pages_literal(listed)] == ["pages/01_a.py", "pages/02_b.py"]
+    listed.write_text('import x\nPAGES = (("a", "lessons/01_a.py", "k", ":i:", "u"),\n         ("b", "lessons/02_b.py", "k2", ":i:", "v"))\n')
+    assert [page_file(entry) for entry in _pages_literal(listed)] == ["lessons/01_a.py", "lessons/02_b.py"]
     imported = tmp_path / "imported.py"
     imported.write_text("from ui.lessons import PAGES\n")
     assert _pages_literal(imported) is None and _pages_literal(tmp_path / "missing.py") is None
@@ -540,6 +540,6 @@ def test_pages_are_read_from_app_py_or_ui_lessons(tmp_path):
         path: str
         title_key: str
 
-    assert page_file(Lesson("attention", "pages/03_masks.py", "masks.nav_title")) == "pages/03_masks.py"
-    assert page_file({"file": ROOT / "pages" / "04_multi_head.py", "icon": ":i:"}) == "pages/04_multi_head.py"
-    assert LESSONS and all(path.startswith("pages/") and (ROOT / path).is_file() for path in LESSONS), LESSONS
+    assert page_file(Lesson("attention", "lessons/03_masks.py", "masks.nav_title")) == "lessons/03_masks.py"
+    assert page_file({"file": ROOT / "lessons" / "04_multi_head.py", "icon": ":i:"}) == "lessons/04_multi_head.py"
+    assert LESSONS and all(path.startswith("lessons/") and (ROOT / path).is_file() for path in LESSONS), LESSONS

@@ -205,28 +205,28 @@ def _real_model_state() -> dict:
 # Per page: the session_state that makes it do the most work (widest matrices, most heads, layers, curves, tables).
 # Keys are the pages' own (their `setdefault`s); shared settings at their maxima unless a page's worst case differs.
 LARGEST = {
-    "pages/01_similarity.py": {**SHARED_LARGEST, "sim_dims": 16, "sim_vectors_table": _table("word", 12, 16),
+    "lessons/01_similarity.py": {**SHARED_LARGEST, "sim_dims": 16, "sim_vectors_table": _table("word", 12, 16),
                                "sim_scale": True, "sim_word": 11},
-    "pages/02_attention.py": {**SHARED_LARGEST, "cfg_heads": 1, "qkv_dk": 1024, "qkv_query": 63},  # d_k = 512
-    "pages/03_masks.py": {**SHARED_LARGEST, "masks_batch_text": _batch_text(), "masks_batch": _batch_text(),
+    "lessons/02_attention.py": {**SHARED_LARGEST, "cfg_heads": 1, "qkv_dk": 1024, "qkv_query": 63},  # d_k = 512
+    "lessons/03_masks.py": {**SHARED_LARGEST, "masks_batch_text": _batch_text(), "masks_batch": _batch_text(),
                           "masks_sentence": 3, "masks_head": 15, "masks_pattern": "global", "masks_width": 8,
                           "masks_globals": 4},
-    "pages/04_multi_head.py": {**SHARED_LARGEST, "mha_view_heads": list(range(16)), "mha_head": 15},
-    "pages/05_positional_encoding.py": {**SHARED_LARGEST, "cfg_heads": 1, "pe_positions": 512, "pe_offset": 511,
+    "lessons/04_multi_head.py": {**SHARED_LARGEST, "mha_view_heads": list(range(16)), "mha_head": 15},
+    "lessons/05_positional_encoding.py": {**SHARED_LARGEST, "cfg_heads": 1, "pe_positions": 512, "pe_offset": 511,
                                         "pe_learned_len": 64},
-    "pages/06_layer_norm.py": {**SHARED_LARGEST, "ln_dims": 16, "ln_x_table": _table("token", 12, 16),
+    "lessons/06_layer_norm.py": {**SHARED_LARGEST, "ln_dims": 16, "ln_x_table": _table("token", 12, 16),
                                "ln_layers": 24},
-    "pages/07_blocks.py": {**SHARED_LARGEST, "blk_ff_ratio": 8, "blk_layers": 12, "blk_trace_kind": "decoder",
+    "lessons/07_blocks.py": {**SHARED_LARGEST, "blk_ff_ratio": 8, "blk_layers": 12, "blk_trace_kind": "decoder",
                            "blk_target": _target(), "blk_target_text": _target()},
-    "pages/08_architecture.py": {**SHARED_LARGEST, "arch_layers": 48, "arch_ff_auto": False, "arch_d_ff": 16384,
+    "lessons/08_architecture.py": {**SHARED_LARGEST, "arch_layers": 48, "arch_ff_auto": False, "arch_d_ff": 16384,
                                  "arch_src_vocab": 262_144, "arch_tgt_vocab": 262_144},
-    "pages/00_welcome.py": {**SHARED_LARGEST, "cfg_present": True},
+    "lessons/00_welcome.py": {**SHARED_LARGEST, "cfg_present": True},
     # Built when measured (trained models, checked inputs): functions returning the session_state.
-    "pages/09_training.py": _training_state,
-    "pages/10_decoding.py": _decoding_state,
-    "pages/11_exercises.py": _exercises_state,
-    "pages/12_classifier.py": _classifier_state,
-    "pages/13_real_model.py": _real_model_state,
+    "lessons/09_training.py": _training_state,
+    "lessons/10_decoding.py": _decoding_state,
+    "lessons/11_exercises.py": _exercises_state,
+    "lessons/12_classifier.py": _classifier_state,
+    "lessons/13_real_model.py": _real_model_state,
 }
 
 

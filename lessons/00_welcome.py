@@ -17,26 +17,26 @@ from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
-HERE = Path(__file__).resolve().relative_to(ROOT).as_posix()  # "pages/00_welcome.py"
+HERE = Path(__file__).resolve().relative_to(ROOT).as_posix()  # "lessons/00_welcome.py"
 LESSONS = {path: (title_key, icon) for _section, path, title_key, icon, _url in PAGES}
 MAP_COLUMNS = 3
 # The diagram's boxes: (kind, text key, lesson). The kind picks the colour, as on the lessons' own pictures.
 COLORS = {"embed": PALETTE["input"], "attn": PALETTE["query"], "cross": PALETTE["key"], "norm": PALETTE["highlight"],
           "ff": PALETTE["value"], "out": PALETTE["output"], "layer": PALETTE["masked"]}
-EMBED = ("embed", "welcome.box_embed", "pages/05_positional_encoding.py")
-ADD_NORM = ("norm", "welcome.box_add_norm", "pages/06_layer_norm.py")
-FEED_FORWARD = ("ff", "welcome.box_ff", "pages/07_blocks.py")
-ENCODER_LAYER = (("attn", "welcome.box_self_attn", "pages/04_multi_head.py"), ADD_NORM, FEED_FORWARD, ADD_NORM)
-DECODER_LAYER = (("attn", "welcome.box_masked_attn", "pages/03_masks.py"), ADD_NORM,
-                 ("cross", "welcome.box_cross_attn", "pages/08_architecture.py"), ADD_NORM, FEED_FORWARD, ADD_NORM)
-GENERATOR = (("out", "welcome.box_generator", "pages/08_architecture.py"),
-             ("out", "welcome.box_decoding", "pages/10_decoding.py"))
-INSIDE = (("attn", "welcome.box_similarity", "pages/01_similarity.py"),
-          ("attn", "welcome.box_qkv", "pages/02_attention.py"))
-AROUND = (("out", "welcome.box_train", "pages/09_training.py"),
-          ("norm", "welcome.box_exercises", "pages/11_exercises.py"),
-          ("embed", "welcome.box_classifier", "pages/12_classifier.py"),
-          ("embed", "welcome.box_real", "pages/13_real_model.py"))
+EMBED = ("embed", "welcome.box_embed", "lessons/05_positional_encoding.py")
+ADD_NORM = ("norm", "welcome.box_add_norm", "lessons/06_layer_norm.py")
+FEED_FORWARD = ("ff", "welcome.box_ff", "lessons/07_blocks.py")
+ENCODER_LAYER = (("attn", "welcome.box_self_attn", "lessons/04_multi_head.py"), ADD_NORM, FEED_FORWARD, ADD_NORM)
+DECODER_LAYER = (("attn", "welcome.box_masked_attn", "lessons/03_masks.py"), ADD_NORM,
+                 ("cross", "welcome.box_cross_attn", "lessons/08_architecture.py"), ADD_NORM, FEED_FORWARD, ADD_NORM)
+GENERATOR = (("out", "welcome.box_generator", "lessons/08_architecture.py"),
+             ("out", "welcome.box_decoding", "lessons/10_decoding.py"))
+INSIDE = (("attn", "welcome.box_similarity", "lessons/01_similarity.py"),
+          ("attn", "welcome.box_qkv", "lessons/02_attention.py"))
+AROUND = (("out", "welcome.box_train", "lessons/09_training.py"),
+          ("norm", "welcome.box_exercises", "lessons/11_exercises.py"),
+          ("embed", "welcome.box_classifier", "lessons/12_classifier.py"),
+          ("embed", "welcome.box_real", "lessons/13_real_model.py"))
 
 
 def style() -> str:
@@ -93,7 +93,7 @@ def stack(place: str, name_key: str, tokens_key: str, layer_key: str, layer) -> 
     linked = boxes(f"{place}_in", [EMBED])
     arrow()
     with st.container(border=True):
-        linked += boxes(f"{place}_layer", [("layer", layer_key, "pages/07_blocks.py")])
+        linked += boxes(f"{place}_layer", [("layer", layer_key, "lessons/07_blocks.py")])
         linked += boxes(place, layer)
     return linked
 
