@@ -34,7 +34,7 @@ def navigation() -> dict[str, list[st.Page]]:
 
 
 sections = navigation()
-page = st.navigation(sections, position="sidebar")
+page = st.navigation(sections, position="sidebar", expanded=True)  # every lesson, no "View more"
 presentation.style()
 with st.sidebar:
     st.markdown(f"### {t('app.title')}")

@@ -87,9 +87,10 @@ def window_kept_per_row(n: int, width: int, dilation: int = 1) -> torch.Tensor:
 def global_local_kept_per_row(n: int, width: int, global_positions: list[int]) -> torch.Tensor:
     """Kept keys of each query under `global_local_mask(n, width, global_positions)`: (n,).
 
-    A global query keeps all n keys; any other query keeps its window plus the global keys outside it."""
+    A global query keeps all n keys; any other query keeps its window plus the global keys outside it.
+    Positions outside 0..n-1 are ignored, as `global_local_mask` ignores them."""
     kept = window_kept_per_row(n, width)  # (n,)
-    g = torch.tensor(sorted(set(global_positions)), dtype=torch.long)  # (n_global,)
+    g = torch.tensor(sorted({p for p in global_positions if 0 <= p < n}), dtype=torch.long)  # (n_global,)
     if g.numel() == 0:
         return kept
     i = torch.arange(n)  # (n,)

@@ -59,9 +59,10 @@ def sliding_window_mask(n: int, width: int, dilation: int = 1) -> torch.Tensor:
 
 
 def global_local_mask(n: int, width: int, global_positions: list[int]) -> torch.Tensor:
-    """A sliding window plus global tokens that attend to every key and are attended to by every query."""
+    """A sliding window plus global tokens that attend to every key and are attended to by every query.
+    Positions outside 0..n-1 are ignored (a sequence shorter than the number of global tokens has them all)."""
     mask = sliding_window_mask(n, width)  # (n, n)
-    idx = torch.tensor(global_positions, dtype=torch.long)
+    idx = torch.tensor(sorted({p for p in global_positions if 0 <= p < n}), dtype=torch.long)  # (n_global,)
     mask[idx, :] = True
     mask[:, idx] = True
     return mask

@@ -295,7 +295,8 @@ panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, 
                  costs.encoder_layer_macs, costs.decoder_layer_macs)
 
 st.subheader(t("arch.notice_header"))
-st.markdown(t("arch.notice_embeddings", share=dec(100 * c["embeddings"] / c["total"])))
+embed_share = 100 * c["embeddings"] / c["total"]  # the sentence follows the number: more or less than the layers
+st.markdown(t("arch.notice_embeddings_most" if embed_share > 50 else "arch.notice_embeddings_less", share=dec(embed_share)))
 st.markdown(t("arch.notice_ffn", share=dec(100 * c["enc_ff"] / c["enc_layer"])))
 st.markdown(t("arch.notice_cost", n=n, share=dec(100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"]),
               d_ff=d_ff))

@@ -153,7 +153,7 @@ def test_closed_form_counts_match_the_masks(n):
         for dilation in (1, 2, 3):
             assert torch.equal(conv.window_kept_per_row(n, width, dilation),
                                sliding_window_mask(n, width, dilation).sum(-1))
-        for globals_ in ([0], [0, n - 1], [n // 2, 0], list(range(min(4, n))), []):
+        for globals_ in ([0], [0, n - 1], [n // 2, 0], list(range(min(4, n))), [], list(range(n + 3))):
             got = conv.global_local_kept_per_row(n, width, globals_)
             mask = global_local_mask(n, width, globals_) if globals_ else sliding_window_mask(n, width)
             assert torch.equal(got, mask.sum(-1)), (n, width, globals_)

@@ -6,6 +6,7 @@ per module, without count_parameters); multiply-adds against a count of the matr
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -261,3 +262,23 @@ def test_cost_curves_chart():
     assert chart["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
     rules = [r for ds in chart["datasets"].values() for r in ds if "label" in r]
     assert {(r["x"], r["now"]) for r in rules} == {(10.0, False), (3.0, True)}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("case", ["small vocabulary", "big vocabulary"])
+def test_the_embeddings_sentence_follows_its_share(case, lang):
+    """The "what to notice" sentence says more or less than the layers as the share it prints says."""
+    at = start(lang=lang)
+    src, tgt = (1000, 1200) if case == "small vocabulary" else (50_000, 50_000)
+    at = set_model(at, d_model=64, heads=2, d_ff=256, layers=2, src=src, tgt=tgt)
+    assert_clean(at)
+    want = real_counts(core.ModelConfig(src_vocab=src, tgt_vocab=tgt, d_model=64, n_heads=2, n_layers=2, d_ff=256))
+    share = 100 * want["embeddings"] / want["total"]
+    key = "arch.notice_embeddings_most" if share > 50 else "arch.notice_embeddings_less"
+    assert (share > 50) == (case == "big vocabulary")
+    prefix = t(key, lang, share="").split("**")[0]  # the same in both sentences
+    shown = [m.value for m in at.markdown if m.value.startswith(prefix)]
+    assert len(shown) == 1, [m.value[:80] for m in at.markdown]
+    number = re.search(r"\*\*([\d.,]+) %\*\*", shown[0]).group(1)
+    assert shown[0] == t(key, lang, share=number)  # the sentence that fits the number
+    assert abs(float(number.replace(",", ".")) - share) < 0.05
