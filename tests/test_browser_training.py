@@ -75,7 +75,7 @@ def finished(page) -> bool:
 def greedy_metric(page) -> str:
     """The "Greedy exact match" metric's value as shown (e.g. "97.5%")."""
     metric = page.locator('[data-testid="stMetric"]').filter(
-        has_text=re.compile("Greedy exact match|Coincidencia exacta voraz"))
+        has_text=re.compile(r"Greedy exact match|Coincidencia exacta \(decodificación voraz\)"))
     return metric.locator('[data-testid="stMetricValue"]').inner_text()
 
 

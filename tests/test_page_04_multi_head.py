@@ -40,8 +40,8 @@ def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, query: d
         at.session_state[name] = value
     if sentence is not None:
         at.session_state["cfg_sentence_text"] = sentence
-    if path == APP:  # open this lesson, not the app's first page
-        at.switch_page(str(PAGE.relative_to(ROOT)))
+    if path == APP:  # open this lesson, not the app's first page (after a first run: see AppTest.switch_page)
+        at.run().switch_page(str(PAGE.relative_to(ROOT)))
     return at.run()
 
 
