@@ -1,7 +1,7 @@
 """What a training session costs the server, and what it gives back when its tab closes.
 
 Starts `streamlit run app.py` on a free local port, opens lesson 9 in Debian's Chromium with a large model
-the budget allows (d_model 128, 4 layers, d_ff 512, batch 64, copy of length 20), trains it for
+the budget allows (d_model 128, 4 layers, d_ff 512, batch 32, copy of length 20), trains it for
 --train-seconds, stops, then closes the tab and reads the server's resident memory (VmRSS) until --wait
 seconds have passed. Prints the figures; asserts nothing. Sends traffic to 127.0.0.1 only and stops by itself.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from scripts.browser import launch_chromium, running_app, wait_for_app  # noqa: E402
 
 LINK = ("/train-a-transformer?train_task=copy&train_preset=fast&train_d_model=128&train_heads=4&train_layers=4"
-        "&train_d_ff=512&train_batch=64&train_steps=5000")
+        "&train_d_ff=512&train_batch=32&train_steps=5000")
 
 
 def rss_mb(pid: int) -> float:
