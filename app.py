@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import links, presentation, sidebar, state
+from ui import links, parts, presentation, sidebar, state
 from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
 
@@ -42,6 +42,7 @@ sidebar.sidebar()
 with st.sidebar:
     share = st.container()  # filled after the page: the link then holds the page's own settings
     st.caption(t("app.sidebar_caption"))
+st.session_state.pop(parts.CURRENT, None)  # a lesson with sub-lessons sets it again
 page.run()
 links.finish()
 with share:

@@ -117,54 +117,36 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "paper": {"cfg_d_model": 512, "cfg_heads": 8, "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7]},
 }
 
-settings = state.settings()
-ss = st.session_state
-d_model, h = settings.d_model, settings.heads
-if h < 1 or d_model % h:  # the controls never allow it; a hand-made session state could
-    fixed = state.closest_heads(d_model, max(h, 1))
-    st.error(t("mha.invalid_pair", d_model=d_model, heads=h, fixed=fixed,
-               choices=", ".join(map(str, state.heads_options(d_model)))), icon=":material/block:")
-    ss[state.key("heads")] = h = fixed
-d_k = d_model // h
+def intro() -> None:
+    """Title, scenes and the two equations of multi-head attention."""
+    st.title(t("mha.title"))
+    scenes.picker("mha", SCENES)
+    prose(t("mha.intro"))
+    st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W^O,"
+             r"\qquad d_k = \frac{d_{\mathrm{model}}}{h}")
+    st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\Big(\frac{Q_i K_i^{\top}}{\sqrt{d_k}} + M\Big) V_i,"
+             r"\qquad Q_i = X W_i^Q,\quad K_i = X W_i^K,\quad V_i = X W_i^V")
+    prose(t("mha.equations"))
 
-st.title(t("mha.title"))
-scenes.picker("mha", SCENES)
-prose(t("mha.intro"))
-st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W^O,"
-         r"\qquad d_k = \frac{d_{\mathrm{model}}}{h}")
-st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\Big(\frac{Q_i K_i^{\top}}{\sqrt{d_k}} + M\Big) V_i,"
-         r"\qquad Q_i = X W_i^Q,\quad K_i = X W_i^K,\quad V_i = X W_i^V")
-prose(t("mha.equations"))
 
-st.subheader(t("mha.controls_header"))
-tokens = sentence_tokens(settings.seq_len, "mha")
-c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-with c1:
-    links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
-with c2:
-    options = state.heads_options(d_model)
-    links.control(st.selectbox, t("sidebar.heads"), options, help=t("sidebar.heads_help"), setting=state.key("heads"),
-                  key="mha_w_heads", identity=tuple(options))
-with c3:
-    st.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+def controls(d_model: int, h: int, d_k: int) -> list[str]:
+    """The sentence, then d_model and h beside the split they make (the sidebar's settings: a change reruns the
+    whole lesson). Returns the sentence's tokens."""
+    st.subheader(t("mha.controls_header"))
+    tokens = sentence_tokens(settings.seq_len, "mha")
+    c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
+    with c1:
+        links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                      max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
+    with c2:
+        options = state.heads_options(d_model)
+        links.control(st.selectbox, t("sidebar.heads"), options, help=t("sidebar.heads_help"),
+                      setting=state.key("heads"), key="mha_w_heads")
+    with c3:
+        st.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    return tokens
 
-padded = settings.mask in ("padding", "both")
-n_pad = settings.seq_len - len(tokens) if padded else 0
-if padded:
-    st.info(t("mha.padding_note", n=n_pad, seq_len=settings.seq_len) if n_pad else
-            t("mha.padding_none", seq_len=settings.seq_len), icon=":material/space_bar:")
-R = compute(tuple(tokens), n_pad, d_model, h, settings.seed, settings.mask, settings.device)
-labels = [*tokens, *[PAD] * n_pad]
-n, n_real = len(labels), len(tokens)
-head_names = [t("mha.head", k=k + 1) for k in range(h)]
-dims = [f"d{j + 1}" for j in range(d_model)]
 
-prose(t("mha.input_text"))
-panel(R["x"], title=t("mha.X_title"), key="mha_X", rows=labels, cols=dims, caption=t("mha.X_caption"))
-
-st.subheader(t("mha.steps_header"))
-prose(t("mha.steps_intro"))
 STEPS = (("x", "mha.step_x", "x"), ("proj", "mha.step_proj", "q_proj(x)"),
          ("view", "mha.step_view", ".view(b, n, h, d_k)"), ("split", "mha.step_split", ".transpose(1, 2)"),
          ("scores", "mha.step_scores", "q @ k.transpose(-2, -1) / √d_k"),
@@ -175,21 +157,34 @@ STEPS = (("x", "mha.step_x", "x"), ("proj", "mha.step_proj", "q_proj(x)"),
 SYMBOLIC = {"x": "(b, n, d_model)", "proj": "(b, n, d_model)", "view": "(b, n, h, d_k)", "split": "(b, h, n, d_k)",
             "scores": "(b, h, n, n)", "masked": "(b, h, n, n)", "weights": "(b, h, n, n)", "heads": "(b, h, n, d_k)",
             "back": "(b, n, h, d_k)", "concat": "(b, n, d_model)", "out": "(b, n, d_model)"}
-header = f"| {t('mha.col_step')} | {t('mha.col_code')} | {t('mha.col_symbolic')} | {t('mha.col_shape')} |"
-st.markdown("\n".join([header, "|---|---|---|---|", *(
-    f"| {t(label)} | `{code}` | `{SYMBOLIC[s]}` | **{R['shapes'][s]}** |" for s, label, code in STEPS)]))
 
-st.subheader(t("mha.heads_header"))
-ss.setdefault("mha_view_heads", list(range(min(h, 4))))
-kept = [k for k in ss["mha_view_heads"] if k < h]
-ss["mha_view_heads"] = kept if kept or not ss["mha_view_heads"] else list(range(min(h, 4)))
-lang = settings.lang
-chosen = sorted(links.control(st.multiselect, t("mha.pick_heads"), list(range(h)),
-                              format_func=lambda k: t("mha.head", lang, k=k + 1), help=t("mha.pick_heads_help"),
-                              setting="mha_view_heads"))
-if not chosen:
-    st.info(t("mha.no_heads"), icon=":material/visibility_off:")
-else:
+
+def steps(R: dict, labels: list[str], dims: list[str]) -> None:
+    """The input X, then every step from X to the output with its code and its live shape."""
+    prose(t("mha.input_text"))
+    panel(R["x"], title=t("mha.X_title"), key="mha_X", rows=labels, cols=dims, caption=t("mha.X_caption"))
+    st.subheader(t("mha.steps_header"))
+    prose(t("mha.steps_intro"))
+    header = f"| {t('mha.col_step')} | {t('mha.col_code')} | {t('mha.col_symbolic')} | {t('mha.col_shape')} |"
+    st.markdown("\n".join([header, "|---|---|---|---|", *(
+        f"| {t(label)} | `{code}` | `{SYMBOLIC[s]}` | **{R['shapes'][s]}** |" for s, label, code in STEPS)]))
+
+
+@st.fragment
+def all_heads(R: dict, labels: list[str], head_names: list[str]) -> None:
+    """Every chosen head's weights side by side, and the head view; picking heads reruns this section only."""
+    st.subheader(t("mha.heads_header"))
+    h, n = len(head_names), len(labels)
+    ss.setdefault("mha_view_heads", list(range(min(h, 4))))
+    kept = [k for k in ss["mha_view_heads"] if k < h]
+    ss["mha_view_heads"] = kept if kept or not ss["mha_view_heads"] else list(range(min(h, 4)))
+    lang = settings.lang
+    chosen = sorted(links.control(st.multiselect, t("mha.pick_heads"), list(range(h)),
+                                  format_func=lambda k: t("mha.head", lang, k=k + 1), help=t("mha.pick_heads_help"),
+                                  setting="mha_view_heads"))
+    if not chosen:
+        st.info(t("mha.no_heads"), icon=":material/visibility_off:")
+        return
     facet_heads = chosen[:max(1, FACET_CELLS // (n * n))]
     if len(facet_heads) < len(chosen):
         st.caption(t("mha.facet_capped", shown=len(facet_heads), chosen=len(chosen)))
@@ -204,85 +199,135 @@ else:
                                      text=charts.ChartText(t("mha.query"), t("mha.key"), t("mha.weight")),
                                      head_title=t("mha.head_legend")), width="content")
 
-st.subheader(t("mha.summary_header"))
-prose(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
-entropy = R["entropy"][:, :n_real].mean(axis=1)  # (h,): over the real tokens' queries
-distance = R["distance"][:, :n_real].mean(axis=1)  # (h,)
-self_weight = np.einsum("hii->hi", R["weights"])[:, :n_real].mean(axis=1)  # (h,)
-summary = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): entropy,
-                        t("mha.distance"): distance, t("mha.self_weight"): self_weight})
-st.dataframe(summary, hide_index=True, width="content", key="mha_summary", height=35 * (h + 1) + 3,
-             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns[1:]})
-b1, b2 = st.columns(2, gap="large")
-with b1:
-    st.altair_chart(charts.bars(entropy, head_names, title=t("mha.entropy"), value_title=t("mha.nats"),
-                                domain=(0.0, max(float(np.log(n_real)), 0.01)), color=charts.PALETTE["query"]),
-                    width="content")
-with b2:
-    st.altair_chart(charts.bars(distance, head_names, title=t("mha.distance"), value_title=t("mha.positions"),
-                                domain=(0.0, max(float(n_real - 1), 1.0)), color=charts.PALETTE["key"]),
-                    width="content")
 
-st.subheader(t("mha.one_head_header"))
-ss.setdefault("mha_head", 0)
-if ss["mha_head"] >= h:
-    ss["mha_head"] = 0
-i = links.control(st.selectbox, t("mha.pick_head"), list(range(h)), format_func=lambda k: t("mha.head", lang, k=k + 1),
-                  width=240, setting="mha_head")
-st.markdown(t("mha.one_head_intro", k=i + 1, lo=i * d_k + 1, hi=(i + 1) * d_k, d_k=d_k))
-head_dims = [f"d{i * d_k + j + 1}" for j in range(d_k)]
-wide = d_k > 8 or n > 8
-slots = [st.container() for _ in range(3)] if wide else st.columns(3, gap="medium")
-for slot, (name, colour) in zip(slots, (("q", "Q"), ("k", "K"), ("v", "V"))):
-    with slot:
-        panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", rows=labels,
-              cols=head_dims, max_width=560 if wide else 300)
-panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
-      caption=t("mha.scores_caption", d_k=d_k, root=f"{np.sqrt(d_k):.4f}"))
-if settings.mask != "none":
-    panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="weights",
-          caption=t("mha.mask_caption"))
-    panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", rows=labels, cols=labels)
-row_error = float(np.abs(R["weights"][i].sum(axis=1) - 1).max())
-panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", rows=labels, cols=labels,
-      scale="weights", caption=t("mha.weights_caption", error=f"{row_error:.1e}"))
-panel(R["heads"][i], title=t("mha.head_out_title", k=i + 1), key="mha_head_out", rows=labels, cols=head_dims,
-      caption=t("mha.head_out_caption"))
+def summary(R: dict, head_names: list[str], n_real: int) -> tuple[np.ndarray, np.ndarray]:
+    """Entropy, distance and self-weight per head (over the real tokens' queries); returns entropy and distance."""
+    st.subheader(t("mha.summary_header"))
+    prose(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
+    entropy = R["entropy"][:, :n_real].mean(axis=1)  # (h,): over the real tokens' queries
+    distance = R["distance"][:, :n_real].mean(axis=1)  # (h,)
+    self_weight = np.einsum("hii->hi", R["weights"])[:, :n_real].mean(axis=1)  # (h,)
+    frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): entropy,
+                          t("mha.distance"): distance, t("mha.self_weight"): self_weight})
+    st.dataframe(frame, hide_index=True, width="content", key="mha_summary", height=35 * (len(head_names) + 1) + 3,
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns[1:]})
+    b1, b2 = st.columns(2, gap="large")
+    with b1:
+        st.altair_chart(charts.bars(entropy, head_names, title=t("mha.entropy"), value_title=t("mha.nats"),
+                                    domain=(0.0, max(float(np.log(n_real)), 0.01)), color=charts.PALETTE["query"]),
+                        width="content")
+    with b2:
+        st.altair_chart(charts.bars(distance, head_names, title=t("mha.distance"), value_title=t("mha.positions"),
+                                    domain=(0.0, max(float(n_real - 1), 1.0)), color=charts.PALETTE["key"]),
+                        width="content")
+    return entropy, distance
 
-st.subheader(t("mha.concat_header"))
-panel(R["concat"], title=t("mha.concat_title"), key="mha_concat", rows=labels, cols=dims,
-      caption=t("mha.concat_caption", h=h, d_k=d_k))
-panel(R["out"], title=t("mha.out_title"), key="mha_out", rows=labels, cols=dims,
-      caption=t("mha.out_caption", error=f"{R['rebuild_error']:.1e}"))
 
-st.subheader(t("mha.params_header"))
-total = sum(count for _, _, count in R["params"])
-formula = 4 * d_model**2 + 4 * d_model
-p1, p2 = st.columns([1, 2], gap="large")
-with p1:
-    st.metric(t("mha.params_metric"), f"{total:,}")
-with p2:
-    st.dataframe(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
-                               t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
-                               t("mha.param_count"): [count for _, _, count in R["params"]]}),
-                 hide_index=True, width="content", key="mha_params")
-formula_tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
-check = r"\ \checkmark" if formula == total else rf"\ \neq {total:,}".replace(",", "{,}")
-st.latex(formula_tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
-prose(t("mha.params_text", h=h))
+@st.fragment
+def one_head(R: dict, labels: list[str], d_k: int) -> None:
+    """One head's Q, K, V, scores, mask, weights and output; picking the head reruns this section only."""
+    st.subheader(t("mha.one_head_header"))
+    h, n, lang = R["weights"].shape[0], len(labels), settings.lang
+    ss.setdefault("mha_head", 0)
+    if ss["mha_head"] >= h:
+        ss["mha_head"] = 0
+    i = links.control(st.selectbox, t("mha.pick_head"), list(range(h)),
+                      format_func=lambda k: t("mha.head", lang, k=k + 1), width=240, setting="mha_head")
+    st.markdown(t("mha.one_head_intro", k=i + 1, lo=i * d_k + 1, hi=(i + 1) * d_k, d_k=d_k))
+    head_dims = [f"d{i * d_k + j + 1}" for j in range(d_k)]
+    wide = d_k > 8 or n > 8
+    slots = [st.container() for _ in range(3)] if wide else st.columns(3, gap="medium")
+    for slot, (name, colour) in zip(slots, (("q", "Q"), ("k", "K"), ("v", "V"))):
+        with slot:
+            panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", rows=labels,
+                  cols=head_dims, max_width=560 if wide else 300)
+    panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
+          caption=t("mha.scores_caption", d_k=d_k, root=f"{np.sqrt(d_k):.4f}"))
+    if settings.mask != "none":
+        panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="weights",
+              caption=t("mha.mask_caption"))
+        panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", rows=labels,
+              cols=labels)
+    row_error = float(np.abs(R["weights"][i].sum(axis=1) - 1).max())
+    panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", rows=labels, cols=labels,
+          scale="weights", caption=t("mha.weights_caption", error=f"{row_error:.1e}"))
+    panel(R["heads"][i], title=t("mha.head_out_title", k=i + 1), key="mha_head_out", rows=labels, cols=head_dims,
+          caption=t("mha.head_out_caption"))
 
-panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, core.softmax, core.analysis.entropy,
-                 core.analysis.mean_attention_distance)
 
-st.subheader(t("mha.notice_header"))
-focused, spread = int(entropy.argmin()), int(distance.argmax())
-if h == 1:
-    st.markdown(t("mha.notice_one_head", entropy=f"{entropy[0]:.4f}", distance=f"{distance[0]:.4f}"))
-else:
-    st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
-                  far=head_names[spread], distance=f"{distance[spread]:.4f}"))
-    favourite = R["weights"][:, :n_real].mean(axis=1).argmax(axis=1)  # (h,): the key each head looks at most
-    pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[favourite[k]])}" for k in range(min(h, 8)))
-    pairs += ", …" if h > 8 else ""
-    st.markdown(t("mha.notice_favourite", pairs=pairs))
-st.markdown(t("mha.notice_points"))
+def concat_and_output(R: dict, labels: list[str], dims: list[str], d_k: int) -> None:
+    """The heads joined back to (n, d_model), then W_O."""
+    st.subheader(t("mha.concat_header"))
+    panel(R["concat"], title=t("mha.concat_title"), key="mha_concat", rows=labels, cols=dims,
+          caption=t("mha.concat_caption", h=R["weights"].shape[0], d_k=d_k))
+    panel(R["out"], title=t("mha.out_title"), key="mha_out", rows=labels, cols=dims,
+          caption=t("mha.out_caption", error=f"{R['rebuild_error']:.1e}"))
+
+
+def parameters(R: dict, d_model: int, h: int) -> None:
+    """The module's parameters, counted and checked against 4 d_model² + 4 d_model."""
+    st.subheader(t("mha.params_header"))
+    total = sum(count for _, _, count in R["params"])
+    formula = 4 * d_model**2 + 4 * d_model
+    p1, p2 = st.columns([1, 2], gap="large")
+    with p1:
+        st.metric(t("mha.params_metric"), f"{total:,}")
+    with p2:
+        st.dataframe(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
+                                   t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
+                                   t("mha.param_count"): [count for _, _, count in R["params"]]}),
+                     hide_index=True, width="content", key="mha_params")
+    tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
+    check = r"\ \checkmark" if formula == total else rf"\ \neq {total:,}".replace(",", "{,}")
+    st.latex(tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
+    prose(t("mha.params_text", h=h))
+    panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, core.softmax,
+                     core.analysis.entropy, core.analysis.mean_attention_distance)
+
+
+def notice(R: dict, labels: list[str], head_names: list[str], entropy: np.ndarray, distance: np.ndarray,
+           n_real: int) -> None:
+    """What to notice, read off this run's numbers."""
+    st.subheader(t("mha.notice_header"))
+    h = len(head_names)
+    focused, spread = int(entropy.argmin()), int(distance.argmax())
+    if h == 1:
+        st.markdown(t("mha.notice_one_head", entropy=f"{entropy[0]:.4f}", distance=f"{distance[0]:.4f}"))
+    else:
+        st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
+                      far=head_names[spread], distance=f"{distance[spread]:.4f}"))
+        favourite = R["weights"][:, :n_real].mean(axis=1).argmax(axis=1)  # (h,): the key each head looks at most
+        pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[favourite[k]])}" for k in range(min(h, 8)))
+        pairs += ", …" if h > 8 else ""
+        st.markdown(t("mha.notice_favourite", pairs=pairs))
+    st.markdown(t("mha.notice_points"))
+
+
+settings = state.settings()
+ss = st.session_state
+d_model, h = settings.d_model, settings.heads
+if h < 1 or d_model % h:  # the controls never allow it; a hand-made session state could
+    fixed = state.closest_heads(d_model, max(h, 1))
+    st.error(t("mha.invalid_pair", d_model=d_model, heads=h, fixed=fixed,
+               choices=", ".join(map(str, state.heads_options(d_model)))), icon=":material/block:")
+    ss[state.key("heads")] = h = fixed
+d_k = d_model // h
+
+intro()
+tokens = controls(d_model, h, d_k)
+padded = settings.mask in ("padding", "both")
+n_pad = settings.seq_len - len(tokens) if padded else 0
+if padded:
+    st.info(t("mha.padding_note", n=n_pad, seq_len=settings.seq_len) if n_pad else
+            t("mha.padding_none", seq_len=settings.seq_len), icon=":material/space_bar:")
+R = compute(tuple(tokens), n_pad, d_model, h, settings.seed, settings.mask, settings.device)
+labels = [*tokens, *[PAD] * n_pad]
+head_names = [t("mha.head", k=k + 1) for k in range(h)]
+dims = [f"d{j + 1}" for j in range(d_model)]
+steps(R, labels, dims)
+all_heads(R, labels, head_names)
+entropy, distance = summary(R, head_names, len(tokens))
+one_head(R, labels, d_k)
+concat_and_output(R, labels, dims, d_k)
+parameters(R, d_model, h)
+notice(R, labels, head_names, entropy, distance, len(tokens))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from . import parts
 from .i18n import t
 
 KEY = "cfg_present"  # the canonical session_state key (ui.state.key("present"))
@@ -87,8 +88,26 @@ def neighbours(current: object, lessons: Sequence[object]) -> tuple[object | Non
     return (lessons[i - 1] if i > 0 else None), (lessons[i + 1] if i + 1 < len(lessons) else None)
 
 
+def _go_to_part(setting: str, part: str) -> None:
+    st.session_state[setting] = part
+
+
+def _button(side: str, target: st.Page | None, offset: int, **kwargs) -> None:
+    """Previous or Next: to the neighbouring sub-lesson while there is one, else to the neighbouring lesson."""
+    shortcut = "Left" if offset < 0 else "Right"
+    sibling = parts.step(offset)
+    if sibling is not None:
+        setting, part = sibling
+        st.button(t(f"present.{side}", title=parts.label_of(setting, part)), key=f"present_{side}",
+                  shortcut=shortcut, on_click=_go_to_part, args=sibling, **kwargs)
+    elif target is not None and st.button(t(f"present.{side}", title=target.title), key=f"present_{side}",
+                                          shortcut=shortcut, **kwargs):
+        st.switch_page(target)
+
+
 def lesson_buttons(current: st.Page, lessons: Sequence[st.Page]) -> None:
     """Previous / Next at the bottom of the lesson, in presentation mode; the Left / Right arrow keys press them.
+    In a lesson with sub-lessons (ui/parts.py) they walk its parts first.
 
     `lessons` are the app's pages in the navigation's order. Streamlit ignores a button's shortcut while the focus
     is in a text field; outside presentation mode the sidebar is the way between lessons and the arrow keys keep
@@ -99,12 +118,8 @@ def lesson_buttons(current: st.Page, lessons: Sequence[st.Page]) -> None:
     st.divider()
     left, right = st.columns(2, vertical_alignment="center")
     with left:
-        if before is not None and st.button(t("present.previous", title=before.title), key="present_previous",
-                                            icon=":material/arrow_back:", shortcut="Left"):
-            st.switch_page(before)
+        _button("previous", before, -1, icon=":material/arrow_back:")
     with right, st.container(horizontal_alignment="right"):
-        if after is not None and st.button(t("present.next", title=after.title), key="present_next", type="primary",
-                                           icon=":material/arrow_forward:", icon_position="right", shortcut="Right"):
-            st.switch_page(after)
+        _button("next", after, 1, type="primary", icon=":material/arrow_forward:", icon_position="right")
     st.caption(t("present.keys"))
     st.html(KEY_GUARD, unsafe_allow_javascript=True)
