@@ -4,6 +4,7 @@ ui/scenes.py; the AppTest side is tests/test_links.py and tests/test_scenes.py).
 """
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 import pytest
@@ -64,7 +65,27 @@ def test_leaving_a_lesson_drops_its_parameters_and_the_share_box_follows(app, pa
     wait_for_app(page)
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))
     assert "qkv_dk" not in query and query["lang"] == "es"
-    page.locator('[data-testid="stSidebar"]').get_by_text("Enlace a esta vista").click()
-    code = page.locator('[data-testid="stPopoverBody"] code, [data-testid="stPopover"] code').first
-    link = code.inner_text()
+    link = share_box(page, "Enlace a esta vista")
     assert "/attention-masks?" in link and "lang=es" in link and "qkv_dk" not in link
+    page.keyboard.press("Escape")
+
+
+def share_box(page, label: str) -> str:
+    """Open the sidebar's "Link to this view" and return the address its box holds."""
+    page.locator('[data-testid="stSidebar"]').get_by_text(label).click()
+    return page.locator('input.share-url').first.input_value()
+
+
+def test_a_section_rerun_updates_the_address_and_the_share_box(app, page):
+    """Picking the opened head on lesson 4 reruns that section only (st.fragment), not the sidebar that drew the
+    share box: the box reads the address bar when it is shown."""
+    open_link(page, f"{app.url}/multi-head-attention?lang=en&heads=4")
+    head = page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(r"^Head$"))).locator("input")
+    head.click()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => location.search.includes('mha_head=1')")
+    wait_for_app(page)
+    assert "mha_head=1" in share_box(page, "Link to this view")
+    page.keyboard.press("Escape")

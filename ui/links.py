@@ -13,6 +13,7 @@ The shared settings of the sidebar (`state.URL_NAMES`) are read by `state.init` 
 """
 from __future__ import annotations
 
+import html
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -175,11 +176,24 @@ def view_url() -> str:
     return f"{base}?{query}" if base else f"?{query}"
 
 
+# The box is filled from the address bar when it is shown: a section rerun (st.fragment) updates the address but
+# not this sidebar box, which the whole run drew. The server's address is the text until the script runs.
+_LIVE_LINK = """<input class="share-url" readonly aria-label="{label}" value="{url}"
+ style="width:100%;font-family:monospace;font-size:0.8rem;padding:0.4rem;border:1px solid #ccc;border-radius:0.4rem"
+ onfocus="this.value = window.location.href; this.select()">
+<button class="share-copy" style="margin-top:0.4rem"
+ onclick="const box = this.previousElementSibling; box.value = window.location.href; box.select();
+ if (navigator.clipboard) navigator.clipboard.writeText(box.value);">{copy}</button>
+<script>document.querySelectorAll("input.share-url").forEach((box) => {{ box.value = window.location.href; }});</script>
+"""
+
+
 def share() -> None:
-    """"Link to this view": the address in a code box (its copy button copies it)."""
+    """"Link to this view": the address of the view as it is now, in a box that selects itself, and Copy."""
     with st.popover(t("links.share"), icon=":material/link:", width="stretch"):
         st.caption(t("links.share_help"))
-        st.code(view_url(), language=None, wrap_lines=True)
+        st.html(_LIVE_LINK.format(url=html.escape(view_url()), label=html.escape(t("links.share")),
+                                  copy=html.escape(t("links.copy"))), unsafe_allow_javascript=True)
 
 
 def finish() -> None:
