@@ -53,6 +53,14 @@ def style() -> str:
     return "<style>\n" + "\n".join(rules) + "\n</style>"
 
 
+def start_button() -> None:
+    """A button that opens the first lesson, above the fold on a 1366x768 projector."""
+    _, path, title_key, _, _ = PAGES[1]  # PAGES[0] is this page
+    if st.button(t("welcome.start", title=t(title_key)), type="primary", icon=":material/play_arrow:",
+                 key="welcome_start"):
+        st.switch_page(str(ROOT / path))
+
+
 def lesson_number(path: str) -> int:
     return int(Path(path).name.split("_")[0])
 
@@ -140,6 +148,7 @@ st.html(style())
 st.title(t("welcome.title"))
 standalone_note = st.empty()
 st.markdown(t("welcome.intro"))
+start_button()
 st.markdown(t("welcome.audience"))
 
 st.header(t("welcome.diagram_header"))
