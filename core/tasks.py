@@ -185,7 +185,11 @@ class Task:
     def is_held_out(self, source: list[str]) -> bool:
         """Whether this source is in the held-out set (so a model trained here has never seen it)."""
         ids = pad_rows([self.src_vocab.encode(source)], self.max_src_len)  # (1, max_src_len)
-        return self.holdout > 0 and bool(held_out_mask(ids, self.holdout)[0])
+        return self.holdout > 0 and bool(self.held_out(ids)[0])
+
+    def held_out(self, src: torch.Tensor) -> torch.Tensor:
+        """Which sources (n, max_src_len) are in the held-out set: (n,) booleans, the same for every seed."""
+        return held_out_mask(src, self.holdout)
 
     def sources(self, n: int, generator: torch.Generator, split: str = "train") -> torch.Tensor:
         """`n` sources (n, max_src_len) of ids from `split` (see the module docstring)."""
@@ -205,7 +209,7 @@ class Task:
         kept, count = [], 0
         for _ in range(max_rounds):
             ids = self.draw(draw_size, generator)  # (draw_size, max_src_len)
-            rows = ids[held_out_mask(ids, self.holdout) == keep_held_out]  # (k, max_src_len)
+            rows = ids[self.held_out(ids) == keep_held_out]  # (k, max_src_len)
             kept.append(rows)
             count += rows.shape[0]
             if count >= n:
@@ -388,6 +392,14 @@ class AdditionTask(Task):
         small = (torch.rand(n, generator=generator) * (top - big + 1)).long()  # big + small <= top
         swap = torch.rand(n, generator=generator) < 0.5
         return self._encode(torch.where(swap, small, big), torch.where(swap, big, small))
+
+    def held_out(self, src):
+        """Held out by the unordered pair: a + b and b + a are both held out or both trained on."""
+        a, b = src[:, : self.digits], src[:, self.digits + 1:]  # (n, D) each
+        first = (_number(a - self.zero) <= _number(b - self.zero))[:, None]  # (n, 1)
+        ordered = torch.cat([torch.where(first, a, b), src[:, self.digits:self.digits + 1],
+                             torch.where(first, b, a)], dim=1)  # (n, 2D + 1): smaller operand first
+        return held_out_mask(ordered, self.holdout)
 
     def solve(self, src):
         a = _number(src[:, : self.digits] - self.zero)  # (n,)

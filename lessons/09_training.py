@@ -29,7 +29,7 @@ from core.train import (
 from ui import charts, limits, links, models, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
-from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, KINDS, Run, attention_maps
+from ui.training import CHUNK_SECONDS, KINDS, Run, attention_maps
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
 D_MODELS, HEADS = (16, 32, 64, 128, 256), (1, 2, 4, 8)  # every d_model here is a multiple of every head count
@@ -202,7 +202,7 @@ def progress(run: Run) -> None:
     speed = trainer.step / trainer.elapsed if trainer.elapsed > 0 else 0.0
     cols = st.columns(4)
     cols[0].metric(t("train.loss"), f"{np.mean(recent):.4f}" if recent else "—")
-    cols[1].metric(t("train.greedy_em"), f"{last.exact_match:.1%}", help=t("train.greedy_em_help", n=EVAL_EXAMPLES))
+    cols[1].metric(t("train.greedy_em"), f"{last.exact_match:.1%}", help=t("train.greedy_em_help", n=last.n))
     cols[2].metric(t("train.forced_em"), f"{last.teacher_forced_exact_match:.1%}", help=t("train.forced_em_help"))
     cols[3].metric(t("train.speed"), f"{speed:.1f}", help=t("train.speed_help", seconds=f"{trainer.elapsed:.1f}"))
     if run.pretrained:

@@ -133,11 +133,26 @@ def test_held_out_sources_never_appear_in_training_batches(name, options):
     generator = gen(9)
     train = torch.cat([task.batch(256, generator, "train").src for _ in range(20)])
     held = task.batch(500, gen(10), "heldout").src
-    assert not held_out_mask(train, task.holdout).any()
-    assert held_out_mask(held, task.holdout).all()
+    assert not task.held_out(train).any()
+    assert task.held_out(held).all()
     train_rows = {tuple(row) for row in train.tolist()}
     assert not train_rows & {tuple(row) for row in held.tolist()}
     assert all(task.is_held_out(task.src_vocab.decode([i for i in row if i != PAD_ID])) for row in held[:20].tolist())
+
+
+@pytest.mark.parametrize("digits", [1, 2, 3])
+def test_addition_holds_out_unordered_pairs(digits):
+    """b + a is never trained on when a + b is held out: the model has seen neither order ("never seen" holds)."""
+    task = make_task("addition", digits=digits)
+    held = task.batch(300, gen(12), "heldout").src  # (300, 2D + 1)
+    d = task.digits
+    swapped = torch.cat([held[:, d + 1:], held[:, d:d + 1], held[:, :d]], dim=1)  # b + a
+    assert task.held_out(swapped).all()
+    assert all(task.is_held_out(list(f"{b}+{a}")) for a, b in (("".join(task.src_vocab.decode(r[:d].tolist())),
+                                                                  "".join(task.src_vocab.decode(r[d + 1:].tolist())))
+                                                                 for r in held[:20]))
+    train = task.batch(2000, gen(13), "train").src
+    assert not task.held_out(torch.cat([train[:, d + 1:], train[:, d:d + 1], train[:, :d]], dim=1)).any()
 
 
 def test_held_out_share_is_about_the_fraction_and_the_same_for_every_seed():

@@ -22,7 +22,7 @@ from core.trace import run_with_trace
 from core.train import TrainConfig, Trainer, evaluate
 
 CHUNK_SECONDS = 0.25  # training time per fragment run: a click waits at most this long
-EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out examples behind the live accuracy curves
+EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out draws behind the live accuracy curves (repeats count once)
 MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder masked self-attention, cross-attention
 HOOKS = {"encoder": "encoder.layers.{i}.self_attn.hook_weights", "decoder": "decoder.layers.{i}.self_attn.hook_weights",
@@ -36,6 +36,7 @@ class Evaluation:
     teacher_forced_exact_match: float
     token_accuracy: float  # greedy
     seconds: float  # evaluation time (not counted as training time)
+    n: int  # distinct held-out examples evaluated (EVAL_EXAMPLES draws, repeats once)
 
 
 @torch.no_grad()
@@ -106,7 +107,7 @@ class Run:
         seconds = time.perf_counter() - start
         self.eval_seconds += seconds
         found = Evaluation(self.trainer.step, result.exact_match, result.teacher_forced_exact_match,
-                           result.token_accuracy, seconds)
+                           result.token_accuracy, seconds, result.n)
         self.evaluations.append(found)
         return found
 
@@ -131,14 +132,14 @@ class Run:
         """One row per step (loss, teacher-forced token accuracy, learning rate, seconds) with the evaluations."""
         steps = pd.DataFrame([vars(r) for r in self.trainer.history],
                              columns=["step", "loss", "accuracy", "lr", "seconds", "elapsed"])
-        evals = pd.DataFrame([vars(e) for e in self.evaluations]).drop(columns="seconds", errors="ignore")
+        evals = pd.DataFrame([vars(e) for e in self.evaluations]).drop(columns=["seconds", "n"], errors="ignore")
         if evals.empty:
             return steps
         return steps.merge(evals, on="step", how="outer").sort_values("step").reset_index(drop=True)
 
     def checkpoint_bytes(self) -> bytes:
         last = self.evaluations[-1] if self.evaluations else None
-        metrics = {"heldout_exact_match": last.exact_match, "heldout_examples": EVAL_EXAMPLES} if last else {}
+        metrics = {"heldout_exact_match": last.exact_match, "heldout_examples": last.n} if last else {}
         buffer = io.BytesIO()
         torch.save(self.trainer.checkpoint(metrics), buffer)
         return buffer.getvalue()
