@@ -10,7 +10,7 @@ import streamlit as st
 
 import core
 from core import costs
-from ui import charts, links, panels, scenes, state
+from ui import charts, links, panels, parts, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -98,61 +98,225 @@ def formula_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_n
     """The same counts by the closed-form formulas (with biases): shown beside the model's own numbers."""
     attn, ff, norm = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
     n_norms = 5 * layers + (2 if pre_norm else 0)
-    parts = {"embeddings": (v_src + v_tgt) * d, "attention": 3 * layers * attn, "feed_forward": 2 * layers * ff,
+    counts = {"embeddings": (v_src + v_tgt) * d, "attention": 3 * layers * attn, "feed_forward": 2 * layers * ff,
              "layer_norm": n_norms * norm, "generator": v_tgt}
-    return parts | {"total": sum(parts.values())}
+    return counts | {"total": sum(counts.values())}
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
     "paper_base": {"arch_layers": 6, "arch_pre_norm": False, "arch_ff_auto": True, "arch_src_vocab": 37_000,
-                   "arch_tgt_vocab": 37_000, "cfg_d_model": 512, "cfg_heads": 8},
-    "long_sequence": {"arch_ff_auto": True, "cfg_d_model": 16, "cfg_heads": 4, "cfg_seq_len": 64},
+                   "arch_tgt_vocab": 37_000, "cfg_d_model": 512, "cfg_heads": 8, "arch_part": "parameters"},
+    "long_sequence": {"arch_ff_auto": True, "cfg_d_model": 16, "cfg_heads": 4, "cfg_seq_len": 64, "arch_part": "costs"},
     "big_vocabulary": {"arch_src_vocab": 50_000, "arch_tgt_vocab": 50_000, "arch_layers": 2, "arch_ff_auto": True,
-                       "cfg_d_model": 64, "cfg_heads": 4},
+                       "cfg_d_model": 64, "cfg_heads": 4, "arch_part": "parameters"},
 }
+PARTS = ("diagram", "parameters", "costs")  # the sub-lessons, one on screen at a time
+
+DEFAULTS = {"arch_ff_auto": True, "arch_layers": COURSE["layers"], "arch_src_vocab": PAPER_VOCAB,
+            "arch_tgt_vocab": PAPER_VOCAB, "arch_pre_norm": True}
+COMPONENTS = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src + V_tgt)·d"),
+              ("attention", "arch.c_attention", "3N·(4d² + 4d)", "3N·4d²"),
+              ("feed_forward", "arch.c_feed_forward", "2N·(2·d·d_ff + d_ff + d)", "2N·2·d·d_ff"),
+              ("layer_norm", "arch.c_layer_norm", "{norms}·2d", "{norms}·2d"),
+              ("generator", "arch.c_generator", "V_tgt", "0"),
+              ("total", "arch.c_total", "—", "—"))  # (key, label, formula with biases, weights-only formula)
+COST_ROWS = (("projections", "arch.m_projections", "4·n·d²"), ("scores", "arch.m_scores", "n²·d"),
+             ("weighted_sum", "arch.m_weighted_sum", "n²·d"), ("feed_forward", "arch.m_feed_forward", "2·n·d·d_ff"),
+             ("layer_norm", "arch.m_layer_norm", "≈ 2·n·d"), ("total", "arch.c_total", "—"))
+MEMORY_ROWS = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation", "arch.mem_activation", "n·d"),
+               ("ffn_hidden", "arch.mem_ffn", "n·d_ff"))
+
+
+def table(columns: dict, kinds: tuple[str, ...], widths: tuple, key: str) -> None:
+    """A dataframe of `columns` ({title: values}) with each column's kind and width in pixels."""
+    frame = pd.DataFrame(columns)
+    st.dataframe(frame, hide_index=True, key=key,
+                 column_config={col: column(kind, width) for col, kind, width in zip(frame.columns, kinds, widths)})
+
+
+def intro() -> None:
+    """Title, scenes and the model's equation."""
+    st.title(t("arch.title"))
+    scenes.picker("arch", SCENES)
+    prose(t("arch.intro"))
+    st.latex(r"\mathrm{Transformer}(X, Y) = \mathrm{Generator}\big(\mathrm{Decoder}(\mathrm{Encoder}(X),\, Y)\big),"
+             r"\qquad P(y_t \mid y_{<t}, X) = \mathrm{softmax}\big(h_t\, E_{\mathrm{tgt}}^{\top} + b\big)")
+    prose(t("arch.equation"))
+
+
+def controls() -> None:
+    """The model's size: d_model and heads (the sidebar's settings, drawn here beside the rest), d_ff, N, the two
+    vocabularies and where the LayerNorm goes. Every part reads them, so a change reruns the whole lesson."""
+    st.subheader(t("arch.controls_header"))
+    col1, col2, col3 = st.columns(3, gap="large")
+    with col1:
+        links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                      max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="arch_w_d_model")
+        heads_options = state.heads_options(int(ss[state.key("d_model")]))
+        links.control(st.selectbox, t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
+                      setting=state.key("heads"), key="arch_w_heads", identity=tuple(heads_options))
+        st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
+    with col2:
+        links.control(st.toggle, t("arch.ff_auto"), setting="arch_ff_auto")
+        if ss["arch_ff_auto"]:
+            ss["arch_d_ff"] = 4 * int(ss[state.key("d_model")])
+        links.control(st.number_input, t("arch.d_ff"), min_value=D_FF_RANGE[0], max_value=D_FF_RANGE[1], step=64,
+                      disabled=bool(ss["arch_ff_auto"]), setting="arch_d_ff")
+        links.control(st.number_input, t("arch.layers"), min_value=LAYERS_RANGE[0], max_value=LAYERS_RANGE[1],
+                      step=1, help=t("arch.layers_help"), setting="arch_layers")
+    with col3:
+        for setting in ("arch_src_vocab", "arch_tgt_vocab"):
+            links.control(st.number_input, t(setting.replace("arch_", "arch.")), min_value=VOCAB_RANGE[0],
+                          max_value=VOCAB_RANGE[1], step=1000, setting=setting)
+        links.control(st.radio, t("arch.norm"), (True, False), horizontal=True,
+                      format_func=lambda pre: t("arch.pre_norm" if pre else "arch.post_norm", settings.lang),
+                      setting="arch_pre_norm")
+
+
+def diagram_part(c: dict[str, int]) -> None:
+    """Part 1: the encoder-decoder drawn with its live shapes and parameter counts."""
+    st.subheader(t("arch.diagram_header"))
+    prose(t("arch.diagram_intro", n=n))
+    st.graphviz_chart(diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), width="content")
+
+
+def model_table(c: dict[str, int]) -> None:
+    """The parameters per component: from the model, its share, and the formulas with and without biases."""
+    f, w = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm), costs.weight_only_layer(d, d_ff)
+    weights_only = {"embeddings": f["embeddings"], "attention": 3 * layers * w["attention"],
+                    "feed_forward": 2 * layers * w["feed_forward"], "layer_norm": f["layer_norm"], "generator": 0}
+    weights_only["total"] = sum(weights_only.values())
+    norms = "(5N + 2)" if pre_norm else "5N"
+    table({t("arch.col_component"): [t(label) for _, label, _, _ in COMPONENTS],
+           t("arch.col_exact"): [c[key] for key, *_ in COMPONENTS],
+           t("arch.col_share"): [100 * c[key] / c["total"] for key, *_ in COMPONENTS],
+           t("arch.col_formula"): [formula.format(norms=norms) for *_, formula, _ in COMPONENTS],
+           t("arch.col_weights_formula"): [formula.format(norms=norms) for *_, formula in COMPONENTS],
+           t("arch.col_weights_value"): [weights_only[key] for key, *_ in COMPONENTS]},
+          ("text", "int", "share", "text", "text", "int"), (190, 130, 110, 180, 130, 150), "arch_model_table")
+    st.caption(t("arch.params_caption", total=num(c["total"]), mb=dec(4 * c["total"] / 2**20)))
+    if not all(f[key] == c[key] for key in f):  # the formulas describe core's model; if core changes, say so
+        st.warning(t("arch.formula_mismatch"))
+
+
+def layer_table(c: dict[str, int]) -> None:
+    """One encoder layer and one decoder layer, part by part."""
+    st.markdown(t("arch.layer_header"))
+    w = costs.weight_only_layer(d, d_ff)
+    rows = (("arch.c_self_attn", c["enc_attn"], c["dec_self_attn"], "4d² + 4d", "4d²", w["attention"]),
+            ("arch.c_cross_attn", 0, c["dec_cross_attn"], "4d² + 4d", "4d²", 0),
+            ("arch.m_feed_forward", c["enc_ff"], c["dec_ff"], "2·d·d_ff + d_ff + d", "2·d·d_ff", w["feed_forward"]),
+            ("arch.c_layer_norm", c["enc_norms"], c["dec_norms"], "2 × 2d | 3 × 2d", "4d", w["layer_norm"]),
+            ("arch.c_layer_total", c["enc_layer"], c["dec_layer"], "—", "4d² + 2·d·d_ff + 4d", w["total"]),
+            ("arch.c_times_n", layers * c["enc_layer"], layers * c["dec_layer"], "—", "—", layers * w["total"]))
+    titles = ("arch.col_encoder_layer", "arch.col_decoder_layer", "arch.col_formula", "arch.col_weights_formula",
+              "arch.col_weights_encoder")
+    table({t("arch.col_part"): [t(row[0], n=layers) for row in rows]}
+          | {t(title): [row[i] for row in rows] for i, title in enumerate(titles, start=1)},
+          ("text", "int", "int", "text", "text", "int"), (150, 135, 160, 160, 150, 140), "arch_layer_table")
+    st.markdown(t("arch.heads_note", h=h, d_k=d // h))
+
+
+def parameters_part(c: dict[str, int]) -> None:
+    """Part 2: the exact count beside the formulas, the course's check by hand, and published sizes."""
+    st.subheader(t("arch.params_header"))
+    prose(t("arch.params_intro"))
+    model_table(c)
+    layer_table(c)
+    course = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"],
+                       COURSE["d_ff"], True)
+    cw = costs.weight_only_layer(COURSE["d_model"], COURSE["d_ff"])
+    with st.container(border=True):
+        st.markdown(t("arch.course_check", attn=num(cw["attention"]), ff=num(cw["feed_forward"]),
+                      ln=num(cw["layer_norm"]), layer=num(cw["total"]), six=num(6 * cw["total"]),
+                      exact=num(course["enc_layer"]), exact_six=num(6 * course["enc_layer"]),
+                      stack=num(6 * course["enc_layer"] + course["enc_final_norm"]),
+                      six_rounded=dec(6 * round(cw["total"] / 1e6, 1))))
+    st.subheader(t("arch.sizes_header"))
+    st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
+                           t("arch.sizes_year"): [year for _, year, _, _ in SIZES],
+                           t("arch.sizes_layers"): [lay for *_, lay, _ in SIZES],
+                           t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
+    paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
+                      False)
+    prose(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
+            src=num(paper["src_embed"])))
+
+
+def cost_chart(n: int) -> None:
+    """Multiply-adds of the n² part, the FFN and the projections against n, with the crossovers marked."""
+    cross = costs.crossovers(d, d_ff)
+    xs = np.unique(np.geomspace(1, max(8 * max(d_ff, 2 * d), 128), 64).round())
+    curves = {t("arch.curve_scores"): 2 * xs * xs * d, t("arch.curve_ffn"): 2 * xs * d * d_ff,
+              t("arch.curve_projections"): 4 * xs * d * d}
+    marks = [(t("arch.mark_order", d=d), cross["order"]),
+             (t("arch.mark_projections", x=cross["scores_vs_projections"]), cross["scores_vs_projections"]),
+             (t("arch.mark_ffn", d_ff=d_ff), cross["scores_vs_ffn"])]
+    colors = [charts.PALETTE["query"], charts.PALETTE["value"], charts.PALETTE["highlight"]]
+    st.altair_chart(charts.cost_curves(xs, curves, marks, x_title=t("arch.axis_n"), y_title=t("arch.axis_macs"),
+                                       now=(t("arch.mark_now", n=n), n), title=t("arch.chart_title", d=d, d_ff=d_ff),
+                                       colors=colors), width="content")
+    prose(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
+
+
+def costs_part() -> int:
+    """Part 3: one layer's multiply-adds and memory as the sequence grows (the sequence length is the sidebar's
+    setting, drawn here too), and attention against an RNN. Returns the sequence length."""
+    st.subheader(t("arch.costs_header"))
+    prose(t("arch.costs_intro"))
+    links.control(st.slider, t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1],
+                  setting=state.key("seq_len"), key="arch_w_seq_len")
+    n = int(ss[state.key("seq_len")])
+    enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
+    table({t("arch.col_part"): [t(label) for _, label, _ in COST_ROWS],
+           t("arch.col_cost_formula"): [formula for *_, formula in COST_ROWS],
+           t("arch.col_enc_macs"): [enc[key] for key, *_ in COST_ROWS],
+           t("arch.col_share"): [100 * enc[key] / enc["total"] for key, *_ in COST_ROWS],
+           t("arch.col_dec_macs"): [dec_costs[key] for key, *_ in COST_ROWS]},
+          ("text", "text", "int", "share", "int"), (230, 90, 175, 120, 175), "arch_cost_table")
+    st.caption(t("arch.costs_caption", n=n, flops=num(2 * enc["total"])))
+    cost_chart(n)
+    mem = costs.layer_memory(n, d, h, d_ff)
+    st.markdown(t("arch.memory_header"))
+    table({t("arch.col_part"): [t(label) for _, label, _ in MEMORY_ROWS],
+           t("arch.col_cost_formula"): [formula for *_, formula in MEMORY_ROWS],
+           t("arch.col_floats"): [mem[key] for key, *_ in MEMORY_ROWS],
+           t("arch.col_kib"): [4 * mem[key] / 1024 for key, *_ in MEMORY_ROWS]},
+          ("text", "text", "int", "share"), (None,) * 4, "arch_memory_table")
+    st.caption(t("arch.memory_caption", at=max(1, d // h)))
+    st.subheader(t("arch.rnn_header"))
+    st.table(pd.DataFrame({
+        t("arch.rnn_col_property"): [t("arch.rnn_cost"), t("arch.rnn_sequential"), t("arch.rnn_path")],
+        t("arch.rnn_col_attention"): ["O(n²·d)", "O(1)", "O(1)"],
+        t("arch.rnn_col_attention_now", n=n, d=d): [num(n * n * d), "1", "1"],
+        t("arch.rnn_col_rnn"): ["O(n·d²)", "O(n)", "O(n)"],
+        t("arch.rnn_col_rnn_now", n=n, d=d): [num(n * d * d), num(n), num(n)]}).set_index(t("arch.rnn_col_property")))
+    prose(t("arch.rnn_note"))
+    return n
+
+
+def closing(c: dict[str, int], n: int) -> None:
+    """The code, and what to notice, read off this run's numbers."""
+    enc = costs.encoder_layer_macs(n, d, d_ff)
+    panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, core.count_parameters,
+                     costs.encoder_layer_macs, costs.decoder_layer_macs)
+    st.subheader(t("arch.notice_header"))
+    embed_share = 100 * c["embeddings"] / c["total"]  # the sentence follows the number: more or less than the layers
+    st.markdown(t("arch.notice_embeddings_most" if embed_share > 50 else "arch.notice_embeddings_less",
+                  share=dec(embed_share)))
+    st.markdown(t("arch.notice_ffn", share=dec(100 * c["enc_ff"] / c["enc_layer"])))
+    st.markdown(t("arch.notice_cost", n=n, share=dec(100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"]),
+                  d_ff=d_ff))
+
 
 settings = state.settings()
-ss.setdefault("arch_ff_auto", True)
+for _name, _value in DEFAULTS.items():
+    ss.setdefault(_name, _value)
 ss.setdefault("arch_d_ff", 4 * settings.d_model)
-ss.setdefault("arch_layers", COURSE["layers"])
-ss.setdefault("arch_src_vocab", PAPER_VOCAB)
-ss.setdefault("arch_tgt_vocab", PAPER_VOCAB)
-ss.setdefault("arch_pre_norm", True)
 
-st.title(t("arch.title"))
-scenes.picker("arch", SCENES)
-prose(t("arch.intro"))
-st.latex(r"\mathrm{Transformer}(X, Y) = \mathrm{Generator}\big(\mathrm{Decoder}(\mathrm{Encoder}(X),\, Y)\big),"
-         r"\qquad P(y_t \mid y_{<t}, X) = \mathrm{softmax}\big(h_t\, E_{\mathrm{tgt}}^{\top} + b\big)")
-prose(t("arch.equation"))
-
-st.subheader(t("arch.controls_header"))
-col1, col2, col3 = st.columns(3, gap="large")
-with col1:
-    links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="arch_w_d_model")
-    heads_options = state.heads_options(int(ss[state.key("d_model")]))
-    links.control(st.selectbox, t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
-                  setting=state.key("heads"), key="arch_w_heads", identity=tuple(heads_options))
-    st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
-with col2:
-    links.control(st.toggle, t("arch.ff_auto"), setting="arch_ff_auto")
-    if ss["arch_ff_auto"]:
-        ss["arch_d_ff"] = 4 * int(ss[state.key("d_model")])
-    links.control(st.number_input, t("arch.d_ff"), min_value=D_FF_RANGE[0], max_value=D_FF_RANGE[1], step=64,
-                  disabled=bool(ss["arch_ff_auto"]), setting="arch_d_ff")
-    links.control(st.number_input, t("arch.layers"), min_value=LAYERS_RANGE[0], max_value=LAYERS_RANGE[1], step=1,
-                  help=t("arch.layers_help"), setting="arch_layers")
-with col3:
-    links.control(st.number_input, t("arch.src_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
-                  setting="arch_src_vocab")
-    links.control(st.number_input, t("arch.tgt_vocab"), min_value=VOCAB_RANGE[0], max_value=VOCAB_RANGE[1], step=1000,
-                  setting="arch_tgt_vocab")
-    links.control(st.radio, t("arch.norm"), (True, False), horizontal=True,
-                  format_func=lambda pre: t("arch.pre_norm" if pre else "arch.post_norm", settings.lang),
-                  setting="arch_pre_norm")
-
-settings = state.current()
+intro()
+controls()
+settings = state.current()  # the controls above may have changed d_model or heads
 d, h, n = settings.d_model, settings.heads, settings.seq_len
 d_ff, layers = int(ss["arch_d_ff"]), int(ss["arch_layers"])
 v_src, v_tgt, pre_norm = int(ss["arch_src_vocab"]), int(ss["arch_tgt_vocab"]), bool(ss["arch_pre_norm"])
@@ -161,142 +325,12 @@ try:
 except ValueError:
     panels.problems_box([t("arch.invalid", d=d, h=h, d_ff=d_ff, layers=layers)])
     st.stop()
-
-st.subheader(t("arch.diagram_header"))
-prose(t("arch.diagram_intro", n=n))
-st.graphviz_chart(diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), width="content")
-
-st.subheader(t("arch.params_header"))
-prose(t("arch.params_intro"))
-f = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm)
-w = costs.weight_only_layer(d, d_ff)
-components = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src + V_tgt)·d"),
-              ("attention", "arch.c_attention", "3N·(4d² + 4d)", "3N·4d²"),
-              ("feed_forward", "arch.c_feed_forward", "2N·(2·d·d_ff + d_ff + d)", "2N·2·d·d_ff"),
-              ("layer_norm", "arch.c_layer_norm", f"{'(5N + 2)' if pre_norm else '5N'}·2d",
-               f"{'(5N + 2)' if pre_norm else '5N'}·2d"),
-              ("generator", "arch.c_generator", "V_tgt", "0"),
-              ("total", "arch.c_total", "—", "—"))
-weights_only = {"embeddings": f["embeddings"], "attention": 3 * layers * w["attention"],
-                "feed_forward": 2 * layers * w["feed_forward"], "layer_norm": f["layer_norm"], "generator": 0}
-weights_only["total"] = sum(weights_only.values())
-model_table = pd.DataFrame({
-    t("arch.col_component"): [t(label) for _, label, _, _ in components],
-    t("arch.col_exact"): [c[key] for key, *_ in components],
-    t("arch.col_share"): [100 * c[key] / c["total"] for key, *_ in components],
-    t("arch.col_formula"): [formula for *_, formula, _ in components],
-    t("arch.col_weights_formula"): [formula for *_, formula in components],
-    t("arch.col_weights_value"): [weights_only[key] for key, *_ in components]})
-widths = (190, 130, 110, 180, 130, 150)  # pixels: the six columns fit a wide page without scrolling
-kinds = ("text", "int", "share", "text", "text", "int")
-st.dataframe(model_table, hide_index=True, key="arch_model_table",
-             column_config={col: column(kind, width) for col, kind, width in zip(model_table.columns, kinds, widths)})
-agree = all(f[key] == c[key] for key in f)
-st.caption(t("arch.params_caption", total=num(c["total"]), mb=dec(4 * c["total"] / 2**20)))
-if not agree:  # the formulas describe core's model; if core changes, say so rather than show two truths
-    st.warning(t("arch.formula_mismatch"))
-
-st.markdown(t("arch.layer_header"))
-layer_rows = (("arch.c_self_attn", c["enc_attn"], c["dec_self_attn"], "4d² + 4d", "4d²", w["attention"]),
-              ("arch.c_cross_attn", 0, c["dec_cross_attn"], "4d² + 4d", "4d²", 0),
-              ("arch.m_feed_forward", c["enc_ff"], c["dec_ff"], "2·d·d_ff + d_ff + d", "2·d·d_ff",
-               w["feed_forward"]),
-              ("arch.c_layer_norm", c["enc_norms"], c["dec_norms"], "2 × 2d | 3 × 2d", "4d", w["layer_norm"]),
-              ("arch.c_layer_total", c["enc_layer"], c["dec_layer"], "—", "4d² + 2·d·d_ff + 4d", w["total"]),
-              ("arch.c_times_n", layers * c["enc_layer"], layers * c["dec_layer"], "—", "—", layers * w["total"]))
-layer_table = pd.DataFrame({
-    t("arch.col_part"): [t(row[0], n=layers) for row in layer_rows],
-    t("arch.col_encoder_layer"): [row[1] for row in layer_rows],
-    t("arch.col_decoder_layer"): [row[2] for row in layer_rows],
-    t("arch.col_formula"): [row[3] for row in layer_rows],
-    t("arch.col_weights_formula"): [row[4] for row in layer_rows],
-    t("arch.col_weights_encoder"): [row[5] for row in layer_rows]})
-widths, kinds = (150, 135, 160, 160, 150, 140), ("text", "int", "int", "text", "text", "int")
-st.dataframe(layer_table, hide_index=True, key="arch_layer_table",
-             column_config={col: column(kind, width) for col, kind, width in zip(layer_table.columns, kinds, widths)})
-st.markdown(t("arch.heads_note", h=h, d_k=d // h))
-
-course = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
-                   True)
-cw = costs.weight_only_layer(COURSE["d_model"], COURSE["d_ff"])
-with st.container(border=True):
-    st.markdown(t("arch.course_check", attn=num(cw["attention"]), ff=num(cw["feed_forward"]), ln=num(cw["layer_norm"]),
-                  layer=num(cw["total"]), six=num(6 * cw["total"]), exact=num(course["enc_layer"]),
-                  exact_six=num(6 * course["enc_layer"]), stack=num(6 * course["enc_layer"] + course["enc_final_norm"]),
-                  six_rounded=dec(6 * round(cw["total"] / 1e6, 1))))
-
-st.subheader(t("arch.costs_header"))
-prose(t("arch.costs_intro"))
-links.control(st.slider, t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1],
-              setting=state.key("seq_len"), key="arch_w_seq_len")
-n = int(ss[state.key("seq_len")])
-enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
-cost_rows = (("projections", "arch.m_projections", "4·n·d²"), ("scores", "arch.m_scores", "n²·d"),
-             ("weighted_sum", "arch.m_weighted_sum", "n²·d"),
-             ("feed_forward", "arch.m_feed_forward", "2·n·d·d_ff"),
-             ("layer_norm", "arch.m_layer_norm", "≈ 2·n·d"), ("total", "arch.c_total", "—"))
-cost_table = pd.DataFrame({
-    t("arch.col_part"): [t(label) for _, label, _ in cost_rows],
-    t("arch.col_cost_formula"): [formula for *_, formula in cost_rows],
-    t("arch.col_enc_macs"): [enc[key] for key, *_ in cost_rows],
-    t("arch.col_share"): [100 * enc[key] / enc["total"] for key, *_ in cost_rows],
-    t("arch.col_dec_macs"): [dec_costs[key] for key, *_ in cost_rows]})
-widths, kinds = (230, 90, 175, 120, 175), ("text", "text", "int", "share", "int")
-st.dataframe(cost_table, hide_index=True, key="arch_cost_table",
-             column_config={col: column(kind, width) for col, kind, width in zip(cost_table.columns, kinds, widths)})
-st.caption(t("arch.costs_caption", n=n, flops=num(2 * enc["total"])))
-
-cross = costs.crossovers(d, d_ff)
-xs = np.unique(np.geomspace(1, max(8 * max(d_ff, 2 * d), 128), 64).round())
-curves = {t("arch.curve_scores"): 2 * xs * xs * d, t("arch.curve_ffn"): 2 * xs * d * d_ff,
-          t("arch.curve_projections"): 4 * xs * d * d}
-marks = [(t("arch.mark_order", d=d), cross["order"]), (t("arch.mark_projections", x=cross["scores_vs_projections"]),
-         cross["scores_vs_projections"]), (t("arch.mark_ffn", d_ff=d_ff), cross["scores_vs_ffn"])]
-st.altair_chart(charts.cost_curves(xs, curves, marks, x_title=t("arch.axis_n"), y_title=t("arch.axis_macs"),
-                                   now=(t("arch.mark_now", n=n), n),
-                                   title=t("arch.chart_title", d=d, d_ff=d_ff),
-                                   colors=[charts.PALETTE["query"], charts.PALETTE["value"],
-                                           charts.PALETTE["highlight"]]), width="content")
-prose(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
-
-mem = costs.layer_memory(n, d, h, d_ff)
-mem_rows = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation", "arch.mem_activation", "n·d"),
-            ("ffn_hidden", "arch.mem_ffn", "n·d_ff"))
-st.markdown(t("arch.memory_header"))
-st.dataframe(pd.DataFrame({t("arch.col_part"): [t(label) for _, label, _ in mem_rows],
-                           t("arch.col_cost_formula"): [formula for *_, formula in mem_rows],
-                           t("arch.col_floats"): [mem[key] for key, *_ in mem_rows],
-                           t("arch.col_kib"): [4 * mem[key] / 1024 for key, *_ in mem_rows]}),
-             hide_index=True, key="arch_memory_table", column_config={
-                 t("arch.col_floats"): st.column_config.NumberColumn(format="localized"),
-                 t("arch.col_kib"): st.column_config.NumberColumn(format="%.2f")})
-st.caption(t("arch.memory_caption", at=max(1, d // h)))
-
-st.subheader(t("arch.rnn_header"))
-st.table(pd.DataFrame({
-    t("arch.rnn_col_property"): [t("arch.rnn_cost"), t("arch.rnn_sequential"), t("arch.rnn_path")],
-    t("arch.rnn_col_attention"): ["O(n²·d)", "O(1)", "O(1)"],
-    t("arch.rnn_col_attention_now", n=n, d=d): [num(n * n * d), "1", "1"],
-    t("arch.rnn_col_rnn"): ["O(n·d²)", "O(n)", "O(n)"],
-    t("arch.rnn_col_rnn_now", n=n, d=d): [num(n * d * d), num(n), num(n)]}).set_index(t("arch.rnn_col_property")))
-prose(t("arch.rnn_note"))
-
-st.subheader(t("arch.sizes_header"))
-st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
-                       t("arch.sizes_year"): [year for _, year, _, _ in SIZES],
-                       t("arch.sizes_layers"): [lay for *_, lay, _ in SIZES],
-                       t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
-paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
-                  False)
-prose(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
-        src=num(paper["src_embed"])))
-
-panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, core.count_parameters,
-                 costs.encoder_layer_macs, costs.decoder_layer_macs)
-
-st.subheader(t("arch.notice_header"))
-embed_share = 100 * c["embeddings"] / c["total"]  # the sentence follows the number: more or less than the layers
-st.markdown(t("arch.notice_embeddings_most" if embed_share > 50 else "arch.notice_embeddings_less", share=dec(embed_share)))
-st.markdown(t("arch.notice_ffn", share=dec(100 * c["enc_ff"] / c["enc_layer"])))
-st.markdown(t("arch.notice_cost", n=n, share=dec(100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"]),
-              d_ff=d_ff))
+part = parts.pick("arch_part", PARTS, label=t("arch.part"),
+                  format_func=lambda p: t(f"arch.part_of.{p}", settings.lang))
+if part == "costs":
+    n = costs_part()
+elif part == "parameters":
+    parameters_part(c)
+else:
+    diagram_part(c)
+closing(c, n)

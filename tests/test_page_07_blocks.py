@@ -24,8 +24,10 @@ APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "07_blocks.py"
 WORDS = ["time", "flies", "like", "an", "arrow"]
 TARGET = ["el", "tiempo", "vuela", "como", "una", "flecha"]
-# The "show the numbers" tables, in page order (the residual table and the shapes table are plain dataframes).
-FRAMES = ("X", "pre", "hidden", "Y", "mask", "dropped", "residual", "shapes", "traced")
+# The "show the numbers" tables of each part, in page order (the residual table and the shapes table are plain
+# dataframes); the lesson draws one part at a time (setting "blocks_part").
+FRAMES = {"ffn": ("X", "pre", "hidden", "Y"), "dropout": ("mask", "dropped"), "residual": ("residual",),
+          "layers": ("shapes", "traced"), "gpt2": ()}
 
 
 def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
@@ -37,9 +39,22 @@ def assert_clean(at: AppTest) -> None:
 
 
 def frames(at: AppTest) -> dict[str, np.ndarray]:
-    tables = [d.value for d in at.dataframe]
-    assert len(tables) == len(FRAMES)
-    return dict(zip(FRAMES, tables))
+    """The tables of the part on screen, by name."""
+    names, tables = FRAMES[at.session_state["blocks_part"]], [d.value for d in at.dataframe]
+    assert len(tables) == len(names)
+    return dict(zip(names, tables))
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick a part with the lesson's part selector."""
+    widget(at, "radio", "w_blocks_part").set_value(part).run()
+    assert_clean(at)
+    return at
+
+
+def every_frame(at: AppTest) -> dict[str, np.ndarray]:
+    """The tables of every part, opening each part in turn."""
+    return {name: table for part in FRAMES for name, table in frames(open_part(at, part)).items()}
 
 
 def matrix(at: AppTest, name: str) -> np.ndarray:
@@ -83,8 +98,11 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("blocks.title", lang=lang)
     assert not at.error and not at.warning
-    assert len(at.dataframe) == 1  # the shapes table; the numbers tables only when asked for
-    assert at.get("vega_lite_chart") and widget(at, "radio", "w_blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
+    assert not at.dataframe and at.get("vega_lite_chart")  # the FFN part first; numbers tables only when asked for
+    assert widget(at, "radio", "w_blocks_part").label == t("blocks.part", lang=lang)
+    open_part(at, "layers")
+    assert len(at.dataframe) == 1  # the shapes table
+    assert widget(at, "radio", "w_blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
 
 
 @pytest.mark.parametrize("activation, ratio", [("relu", 4), ("gelu", 2)])
@@ -103,20 +121,24 @@ def test_ffn_matches_an_independent_computation(activation, ratio):
 def test_dropout_zeroes_about_p_and_scales_survivors_exactly():
     at = start(blk_dropout=0.5)
     assert_clean(at)
-    y, mask, dropped = matrix(at, "Y"), matrix(at, "mask"), matrix(at, "dropped")
+    y = matrix(at, "Y")  # the FFN part: the output that dropout acts on
+    open_part(at, "dropout")
+    mask, dropped = matrix(at, "mask"), matrix(at, "dropped")
     assert set(np.unique(mask)) == {0.0, 1.0}
     assert 0.35 < 1 - mask.mean() < 0.65  # 320 draws with p = 0.5
     np.testing.assert_array_equal(dropped == 0, mask == 0)
     np.testing.assert_allclose(dropped, y * mask / 0.5, rtol=1e-12, atol=0)
     assert any("**2.0000**" in m.value for m in at.markdown)
     first = mask.copy()
+    open_part(at, "residual")
     at.slider(key="w_blk_layers").set_value(2).run()  # an unrelated control does not redraw
+    open_part(at, "dropout")
     np.testing.assert_array_equal(matrix(at, "mask"), first)
-    at.button[1].click().run()  # "New random draw"
-    assert at.button[1].label == t("blocks.redraw")
+    redraw = next(b for b in at.button if b.label == t("blocks.redraw"))
+    redraw.click().run()
     assert not np.array_equal(matrix(at, "mask"), first)
     at.toggle(key="w_blk_train").set_value(False).run()  # eval mode: the identity
-    np.testing.assert_array_equal(matrix(at, "dropped"), matrix(at, "Y"))
+    np.testing.assert_array_equal(matrix(at, "dropped"), y)
     assert np.all(matrix(at, "mask") == 1) and at.info
 
 
@@ -138,7 +160,7 @@ def reference_stream(words, d_model, heads, d_ff, n_layers, seed):
 
 
 def test_residual_stream_norms():
-    at = start(blk_layers=3)
+    at = start(blk_layers=3, blocks_part="residual")
     assert_clean(at)
     table = frames(at)["residual"].to_numpy(dtype=float)
     assert table.shape == (4, 5) and list(table[:, 0]) == [0, 1, 2, 3]
@@ -149,7 +171,7 @@ def test_residual_stream_norms():
 
 
 def test_traced_tensors_shapes_and_heatmap():
-    at = start(blk_trace_kind="decoder")
+    at = start(blk_trace_kind="decoder", blocks_part="layers")
     assert_clean(at)
     enc = seeded(lambda: core.EncoderLayer(64, 4, 256, 0.1, True, "relu"), 0)
     dec = seeded(lambda: core.DecoderLayer(64, 4, 256, 0.1, True, "relu"), 1)
@@ -175,7 +197,7 @@ def test_traced_tensors_shapes_and_heatmap():
 
 
 def test_sublayers_and_the_gpt2_block():
-    at = start(numbers=False, cfg_seed=5)
+    at = start(numbers=False, cfg_seed=5, blocks_part="layers")
     assert_clean(at)
     encoder, decoder = at.table[0].value, at.table[1].value  # the residual sub-layers: 2 and 3
     assert len(encoder) == 2 and len(decoder) == 3
@@ -183,6 +205,7 @@ def test_sublayers_and_the_gpt2_block():
     assert list(decoder.iloc[:, 2]) == ["hook_resid_mid", "hook_resid_cross", "hook_out"]
     texts = [m.value for m in at.markdown]
     assert t("blocks.encoder_sublayers", n=2) in texts and t("blocks.decoder_sublayers", n=3) in texts
+    open_part(at, "gpt2")
     block = seeded(lambda: core.DecoderLayer(768, 12, 3072, dropout=0.1, norm_first=True, activation="gelu",
                                              norm_style="torch", bias=False, cross_attention=False), 5)
     total = sum(p.numel() for p in block.parameters())
@@ -191,12 +214,12 @@ def test_sublayers_and_the_gpt2_block():
     assert tuple(out.shape) == (2, 4, 768) and total == 7_084_800
     shapes = next(m.value for m in at.markdown if m.value.startswith("Input "))
     assert shapes.startswith("Input (2, 4, 768) → output (2, 4, 768)") and f"**{total:,}**" in shapes
-    params = at.table[3].value
+    params = at.table[1].value
     assert number(params.iloc[-1, 0]) == total
     for (name, row) in params.iloc[:-1].iterrows():  # every formula gives its module's count
         formula = row.iloc[1].replace("·", "*").replace("²", "**2")
         assert eval(formula) == number(row.iloc[0]) == sum(p.numel() for p in getattr(block, name).parameters())
-    config = at.table[2].value.iloc[:, 0].tolist()
+    config = at.table[0].value.iloc[:, 0].tolist()
     assert config == ["50,257", "1,024", "768", "12", "12", "3,072", "0.1"]
 
 
@@ -220,22 +243,24 @@ def test_extremes_of_every_control(case, lang):
     at = start(lang=lang, **state)
     assert_clean(at)
     assert not at.error and not at.warning
-    got = frames(at)
+    got = every_frame(at)
     n = 2 if case == "small" else 64
     assert got["X"].shape[0] == n and len(got["residual"]) == state["blk_layers"] + 1
     for name in ("X", "pre", "hidden", "Y", "mask", "dropped", "traced"):
         assert got[name].size <= 4096, name  # heatmaps are capped; the caption says so
     if case == "small":
-        assert got["traced"].shape == (2, 1) and np.all(matrix(at, "mask") == 1)  # p = 0 drops nothing
+        assert got["traced"].shape == (2, 1) and np.all(got["mask"].to_numpy() == 1)  # p = 0 drops nothing
     elif case == "page_max":
+        open_part(at, "ffn")
         assert any(t("blocks.sliced", lang=lang, shown=64, total=512) in c.value for c in at.caption)
     else:
         assert got["traced"].shape == (64, 32)  # values of head 15: (n_src, d_k)
+        open_part(at, "layers")
         assert len(at.info) == 2  # both sentences were cut to 64 tokens
 
 
 def test_empty_target_warns_and_keeps_the_last_sentence():
-    at = start(numbers=False)
+    at = start(numbers=False, blocks_part="layers")
     at.text_input(key="w_blk_target_text").input("   ").run()
     assert_clean(at)
     assert len(at.warning) == 1 and "el tiempo vuela" in at.warning[0].value

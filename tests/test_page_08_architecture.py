@@ -34,11 +34,30 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def tables(at: AppTest) -> dict[str, object]:
-    """The page's four dataframes by name, indexed by their first (label) column."""
-    frames = [d.value for d in at.dataframe]
-    assert len(frames) == 4
-    return {name: f.set_index(f.columns[0]) for name, f in zip(("model", "layer", "cost", "memory"), frames)}
+TABLES = {"diagram": (), "parameters": ("model", "layer"), "costs": ("cost", "memory")}  # each part's dataframes
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick a part of the lesson with its part selector (the lesson draws one part at a time)."""
+    widget(at, "radio", "w_arch_part").set_value(part).run()
+    assert_clean(at)
+    return at
+
+
+def tables(at: AppTest, part: str = "parameters") -> dict[str, object]:
+    """The dataframes of `part` (opened first) by name, indexed by their first (label) column."""
+    if at.session_state["arch_part"] != part:
+        open_part(at, part)
+    frames, names = [d.value for d in at.dataframe], TABLES[part]
+    assert len(frames) == len(names)
+    return {name: f.set_index(f.columns[0]) for name, f in zip(names, frames)}
+
+
+def diagram_spec(at: AppTest) -> str:
+    """The Graphviz source of the diagram (its part opened first)."""
+    if at.session_state["arch_part"] != "diagram":
+        open_part(at, "diagram")
+    return at.get("graphviz_chart")[0].proto.spec
 
 
 def real_counts(cfg: core.ModelConfig) -> dict[str, int]:
@@ -69,7 +88,8 @@ def set_model(at: AppTest, *, d_model=None, heads=None, d_ff=None, layers=None, 
             at.number_input(key=key).set_value(value)
     if pre_norm is not None:
         widget(at, "radio", "w_arch_pre_norm").set_value(pre_norm)
-    if seq_len is not None:
+    if seq_len is not None:  # the sequence length's second control is in the costs part
+        at = open_part(at.run(), "costs")
         at.slider(key="arch_w_seq_len").set_value(seq_len)
     return at.run()
 
@@ -84,10 +104,10 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("arch.title", lang=lang)
     assert not at.error and not at.warning
-    dot = at.get("graphviz_chart")[0].proto.spec
+    dot = diagram_spec(at)  # the first part
     assert "cluster_enc" in dot and "cluster_dec" in dot and "(batch, 8, 64)" in dot and "(batch, 8, 37000)" in dot
     assert t("arch.dot_cross_attn", lang=lang).split("\n")[0] in dot
-    assert [f.columns[0] for f in (d.value for d in at.dataframe)][0] == t("arch.col_component", lang=lang)
+    assert tables(at)["model"].index.name == t("arch.col_component", lang=lang)
     if path == APP:  # the frame is there: the page sits in its section, the sidebar is translated
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
 
@@ -111,8 +131,7 @@ def test_counts_equal_a_really_built_model(case):
     layer = got["layer"]
     assert layer.iloc[4, 0] == want["enc_layer"] and layer.iloc[4, 1] == want["dec_layer"]
     assert layer.iloc[0, 0] == want["enc_attn"] and layer.iloc[1, 1] == want["dec_cross"]
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert f"{want['enc_attn']:,} parameters" in dot
+    assert f"{want['enc_attn']:,} parameters" in diagram_spec(at)
 
 
 def test_course_layer_numbers_and_the_honest_note():
@@ -185,10 +204,10 @@ def test_crossovers(d, d_ff):
 
 def test_cost_table_chart_and_memory_follow_seq_len():
     at = start()
-    before = tables(at)["cost"].iloc[:, 1].to_numpy(dtype=np.int64)
+    before = tables(at, "costs")["cost"].iloc[:, 1].to_numpy(dtype=np.int64)
     at = set_model(at, seq_len=64)
     assert_clean(at)
-    got = tables(at)
+    got = tables(at, "costs")
     n, d, h, d_ff = 64, 64, 4, 256
     want = costs.encoder_layer_macs(n, d, d_ff)
     cost = got["cost"].iloc[:, 1].to_numpy(dtype=np.int64)
@@ -202,7 +221,7 @@ def test_cost_table_chart_and_memory_follow_seq_len():
     lines = next(f for f in frames if "series" in f.columns)
     scores = lines[lines.series == t("arch.curve_scores", lang="en")]
     np.testing.assert_allclose(scores.y, 2 * scores.x ** 2 * d)
-    assert "(batch, 64, 64)" in at.get("graphviz_chart")[0].proto.spec  # the diagram's shapes follow n too
+    assert "(batch, 64, 64)" in diagram_spec(at)  # the diagram's shapes follow n too
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
