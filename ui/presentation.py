@@ -37,6 +37,12 @@ CSS = f"""
 {_AREA} [data-testid="stDataFrame"] {{ max-width: 100%; }}
 {_AREA} [data-testid="stDataFrame"] > div {{ max-width: 100% !important; }}
 """
+# Streamlit cuts a widget's, metric's or button's label to one line with an ellipsis; in a narrow column on a
+# 1280-pixel projector that hid the end of labels ("Varianza de las puntuaciones"). In the lesson area they wrap.
+LABELS = f"""
+{_AREA} .stMarkdownEllipsis, {_AREA} .stMarkdownEllipsis * {{
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }}
+"""
 # Streamlit's shortcuts skip keys typed into inputs (a slider's thumb and a radio are inputs too) but not keys
 # pressed in a table (st.dataframe / st.data_editor move between cells with the arrows) or in tabs and menus.
 # Streamlit listens on the document; this stops those arrow keys at <body>, after the widget has used them.
@@ -61,9 +67,9 @@ def on() -> bool:
 
 
 def style() -> None:
-    """Add the presentation stylesheet to this run when the mode is on (style-only HTML takes no room on the page)."""
-    if on():
-        st.html(f"<style>{CSS}</style>")
+    """Add the stylesheet of every run (`LABELS`) and, when the mode is on, the presentation one (style-only HTML
+    takes no room on the page)."""
+    st.html(f"<style>{LABELS}{CSS if on() else ''}</style>")
 
 
 def prose(text: str) -> None:
