@@ -112,6 +112,7 @@ def _session_left(presence: Presence) -> None:
             shared.seen.pop(token, None)
             shared.owners.pop(token, None)
         shared.left[presence.session_id] = now
+    threading.Thread(target=return_free_memory, args=(False,), daemon=True).start()  # what its steps used
     wait = st.get_option("server.disconnectedSessionTTL") + FORGET_MARGIN_SECONDS
     timer = threading.Timer(wait, _forget_if_gone, args=(presence, wait))
     timer.daemon = True
@@ -127,14 +128,16 @@ def _forget_if_gone(presence: Presence, wait: float) -> None:
         if left is None or time.monotonic() - left < wait:
             return
         del shared.left[presence.session_id]
+    from ui.training import Run  # here: ui.training loads torch, which the budget's other users never need
+
     state = presence.state()
     if state is not None:
         for key in list(state.filtered_state):
             with contextlib.suppress(KeyError):
                 value = state[key]
                 del state[key]
-                if callable(getattr(value, "close", None)):  # a training run: its model is also referenced from the
-                    value.close()  # session's last fragment (the page's globals), which Streamlit may still hold
+                if isinstance(value, Run):  # its model is also reachable from the session's last fragment (lesson
+                    value.close()  # 9's globals), which Streamlit may go on holding
     return_free_memory()
 
 
