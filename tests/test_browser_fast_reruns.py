@@ -78,7 +78,7 @@ def switch_language_and_back(page, steps: Steps) -> None:
     steps.read()
 
 
-def leave_and_come_back(page, url: str, path: str) -> None:
+def leave_and_come_back(page, path: str) -> None:
     """Another lesson (the first one in the navigation), then back through the sidebar link."""
     page.locator('[data-testid="stSidebarNavLink"]').first.click()
     page.wait_for_timeout(600)
@@ -104,7 +104,7 @@ def test_training_survives_clicks_language_and_page_switches_with_fast_reruns(ap
             page.wait_for_timeout(150)
             steps.read()
         switch_language_and_back(page, steps)
-        leave_and_come_back(page, app.url, "/train-a-transformer")
+        leave_and_come_back(page, "/train-a-transformer")
         steps.wait_beyond(max(started, steps.highest), "training went on after the clicks")
         page.get_by_role("button", name="Stop").click()
         wait_for_app(page)
@@ -129,7 +129,7 @@ def test_classifier_experiment_survives_clicks_language_and_page_switches_with_f
             page.wait_for_timeout(150)
             steps.read()
         switch_language_and_back(page, steps)
-        leave_and_come_back(page, app.url, CLASSIFIER)
+        leave_and_come_back(page, CLASSIFIER)
         steps.wait_beyond(max(started, steps.highest), "the experiment went on after the clicks")
         page.get_by_role("button", name="Stop").click()
         wait_for_app(page)

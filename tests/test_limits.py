@@ -92,6 +92,7 @@ class HeldTimer:
 
 def test_a_closed_tab_gives_back_its_places_at_once_and_its_models_once_it_cannot_come_back(monkeypatch):
     monkeypatch.setattr(limits.threading, "Timer", HeldTimer)
+    HeldTimer.made.clear()
     shared = limits.places()
     run = Run.new("parser", "fast", "cpu", {}, {}, steps=50, warmup=5)
     state = FakeSessionState({models.RUN_KEY: run, "train_task": "parser"})
