@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import links, parts, presentation, sidebar, state
+from ui import limits, links, parts, presentation, sidebar, state
 from ui.i18n import t
 from ui.lessons import PAGES, SECTIONS  # the lessons, in order; a lesson is one line there
 
@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent
 # One thread: on a 2-core machine two torch threads made training ~100x slower while the other core was busy.
 torch.set_num_threads(1)
 state.init()
+limits.watch_session()  # a closed tab's training places and, past Streamlit's reconnect window, its models go back
 st.set_page_config(page_title=t("app.title"), page_icon=":material/hub:", layout="wide",
                    initial_sidebar_state="expanded")
 

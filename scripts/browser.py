@@ -89,14 +89,17 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_app(log_dir: Path | None = None, timeout: float = SERVER_START_SECONDS):
-    """`streamlit run app.py` on a free port; yields an `App` once the health endpoint answers; always stops it."""
+def running_app(log_dir: Path | None = None, timeout: float = SERVER_START_SECONDS, options: dict | None = None):
+    """`streamlit run app.py` on a free port; yields an `App` once the health endpoint answers; always stops it.
+    `options` are more Streamlit config options, e.g. ``{"runner.fastReruns": "true"}``."""
     port = free_port()
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="streamlit-app-"))
     log_path = log_dir / "streamlit.log"
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
                "--browser.gatherUsageStats", "false"]
+    for name, value in (options or {}).items():
+        command += [f"--{name}", str(value)]
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)

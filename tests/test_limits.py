@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-
+import weakref
 from pathlib import Path
 
 from conftest import start_page
@@ -68,3 +68,48 @@ def test_a_second_thread_never_steps_a_run_at_once():
         other.join(timeout=30)
     assert taken == [0] and run.trainer.step == 0
     assert run.advance(0.05) > 0
+
+
+class FakeSessionState(dict):
+    """What limits.watch_session keeps of a session: items, and `filtered_state` as Streamlit's own has it."""
+
+    @property
+    def filtered_state(self) -> dict:
+        return dict(self)
+
+
+class HeldTimer:
+    """A threading.Timer that never fires: the test calls its function itself."""
+    made: list[HeldTimer] = []
+
+    def __init__(self, wait, function, args):
+        self.wait, self.function, self.args, self.daemon = wait, function, args, False
+        HeldTimer.made.append(self)
+
+    def start(self):
+        pass
+
+
+def test_a_closed_tab_gives_back_its_places_at_once_and_its_models_once_it_cannot_come_back(monkeypatch):
+    monkeypatch.setattr(limits.threading, "Timer", HeldTimer)
+    HeldTimer.made.clear()
+    shared = limits.places()
+    run = Run.new("parser", "fast", "cpu", {}, {}, steps=50, warmup=5)
+    state = FakeSessionState({models.RUN_KEY: run, "train_task": "parser"})
+    presence = limits.Presence("tab", weakref.ref(state), shared)
+    shared.seen.update({run.token: 0.0, "someone else": 0.0})
+    shared.owners.update({run.token: "tab", "someone else": "another tab"})
+
+    limits._session_left(presence)
+    assert run.token not in shared.seen and "someone else" in shared.seen
+    timer, = HeldTimer.made
+    assert timer.wait > 120  # Streamlit's reconnect window (server.disconnectedSessionTTL) and a margin
+
+    shared.left.pop("tab")  # the tab reconnected in time (watch_session): nothing is forgotten
+    timer.function(presence, 0.0)
+    assert state[models.RUN_KEY] is run and run.trainer is not None
+
+    limits._session_left(presence)  # it left again, and did not come back
+    timer.function(presence, 0.0)
+    assert state == {} and run.trainer is None and not run.running
+

@@ -55,7 +55,7 @@ def attention_maps(model: torch.nn.Module, src: torch.Tensor, tgt_in: torch.Tens
 class Run:
     """One learner's run: the trainer, its evaluations and attention snapshots, and whether it is running."""
     task_name: str
-    trainer: Trainer
+    trainer: Trainer  # None once closed
     pretrained: bool = False
     running: bool = False
     evaluations: list[Evaluation] = field(default_factory=list)
@@ -127,6 +127,14 @@ class Run:
             return taken
         finally:
             self.stepping.release()
+
+    def close(self) -> None:
+        """Let go of the model, its optimizer, its history and snapshots: the session that held this run has
+        ended for good (ui/limits.py). Waits for a step in progress; the run is unusable afterwards."""
+        with self.stepping:
+            self.running = False
+            self.trainer = None
+            self.snapshots, self.evaluations = [], []
 
     def history_frame(self) -> pd.DataFrame:
         """One row per step (loss, teacher-forced token accuracy, learning rate, seconds) with the evaluations."""
