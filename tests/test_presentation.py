@@ -13,7 +13,7 @@ import pytest
 from conftest import require_browser, start_page
 from streamlit.testing.v1 import AppTest
 
-from ui import presentation, state
+from ui import parts, presentation, state
 from ui.i18n import LANGUAGES, lookup, t
 from ui.lessons import PAGES, SECTIONS
 
@@ -194,6 +194,8 @@ def test_every_lesson_in_presentation_mode(index, lang):
         expected["present_previous"] = t("present.previous", lang=lang, title=t(ORDER[index - 1][2], lang=lang))
     if index + 1 < len(ORDER):
         expected["present_next"] = t("present.next", lang=lang, title=t(ORDER[index + 1][2], lang=lang))
+    if at.session_state[parts.CURRENT] if parts.CURRENT in at.session_state else None:  # opens on its first part:
+        expected["present_next"] = t("present.next", lang=lang, title=at.session_state[parts.CURRENT][2][1])  # Next
     assert {k: b.label for k, b in buttons.items()} == expected
     shortcuts = {"present_previous": "left", "present_next": "right"}
     assert all(b.proto.shortcut == shortcuts[k] for k, b in buttons.items())
