@@ -12,12 +12,7 @@ import streamlit as st
 import torch
 
 import core
-from core.analysis import (
-    entropy,
-    scaling_experiment,
-    seeded_linear_weights,
-    toy_embeddings,
-)
+from core.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
 from core.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
 from ui import charts, links, panels, scenes, state, tokens
 from ui.i18n import md_escape, t
@@ -137,6 +132,25 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
     st.caption(check + (" " + t("qkv.neuron_masked") if causal and i < n - 1 else ""))
 
 
+def scaling_side(side: str, scores: torch.Tensor, variance: float, dk: int, key_labels: list[str]) -> str:
+    """One side of the experiment (raw or scaled): its metrics and softmax row; returns the Jacobian's norm."""
+    s = scores.double()  # (N_KEYS,)
+    p = core.softmax(s)  # (N_KEYS,)
+    jac = softmax_jacobian(s)  # (N_KEYS, N_KEYS), by autograd
+    norm = f"{float(jac.norm()):.2e}"
+    st.markdown(f"##### {t(f'qkv.{side}_header', d_k=dk)}")
+    a, b = st.columns(2)
+    a.metric(t("qkv.variance"), f"{variance:.2f}")
+    b.metric(t("qkv.entropy"), f"{float(entropy(p)):.4f}")
+    c, d = st.columns(2)
+    c.metric(t("qkv.max_weight"), f"{float(p.max()):.4f}")
+    d.metric(t("qkv.jacobian"), norm)
+    st.altair_chart(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"], title=t("qkv.row_title"),
+                                label_title=t("qkv.key"), value_title=t("qkv.weight")), width="content")
+    st.caption(t("qkv.jacobian_check", err=f"{float((jac - softmax_jacobian_formula(p)).abs().max()):.1e}"))
+    return norm
+
+
 @st.fragment
 def scaling(seed: int) -> None:
     """The scaling experiment: one random query against N_KEYS keys, with and without 1/sqrt(d_k). A fragment:
@@ -149,22 +163,8 @@ def scaling(seed: int) -> None:
     sides = (("raw", exp.raw_scores, exp.raw_variance), ("scaled", exp.scaled_scores, exp.scaled_variance))
     norms = {}
     for slot, (side, scores, variance) in zip(st.columns(2, gap="large"), sides):
-        s = scores.double()  # (N_KEYS,)
-        p = core.softmax(s)  # (N_KEYS,)
-        jac = softmax_jacobian(s)  # (N_KEYS, N_KEYS), by autograd
-        norms[side] = f"{float(jac.norm()):.2e}"
         with slot:
-            st.markdown(f"##### {t(f'qkv.{side}_header', d_k=dk)}")
-            a, b = st.columns(2)
-            a.metric(t("qkv.variance"), f"{variance:.2f}")
-            b.metric(t("qkv.entropy"), f"{float(entropy(p)):.4f}")
-            c, d = st.columns(2)
-            c.metric(t("qkv.max_weight"), f"{float(p.max()):.4f}")
-            d.metric(t("qkv.jacobian"), norms[side])
-            st.altair_chart(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"],
-                                        title=t("qkv.row_title"), label_title=t("qkv.key"),
-                                        value_title=t("qkv.weight")), width="content")
-            st.caption(t("qkv.jacobian_check", err=f"{float((jac - softmax_jacobian_formula(p)).abs().max()):.1e}"))
+            norms[side] = scaling_side(side, scores, variance, dk, key_labels)
     scores_pair = torch.stack([exp.raw_scores, exp.scaled_scores]).double().numpy()  # (2, N_KEYS)
     panel(scores_pair, "qkv_exp_scores", t("qkv.exp_scores_title", d_k=dk), [t("qkv.raw_row"), t("qkv.scaled_row")],
           key_labels, t("qkv.exp_scores_caption", d_k=dk), width=620)
@@ -185,83 +185,105 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "one_head": {"cfg_heads": 1, "qkv_tied": False, "qkv_dk": 64, "cfg_mask": "none"},
 }
 
+
+def intro() -> None:
+    """Title, scenes and the attention equation."""
+    st.title(t("qkv.title"))
+    scenes.picker("qkv", SCENES)
+    prose(t("qkv.intro"))
+    st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad "
+             r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V")
+    prose(t("qkv.equations"))
+
+
+def inputs(d_k: int) -> list[str]:
+    """The sentence (returns its tokens), the tie between W_K and W_Q, the sizes, and what the sidebar's mask does."""
+    st.subheader(t("qkv.input_header"))
+    words = tokens.sentence_tokens(settings.seq_len, "qkv")
+    links.control(st.toggle, t("qkv.tied"), help=t("qkv.tied_help"), setting="qkv_tied")
+    st.info(t("qkv.sizes", d_model=settings.d_model, heads=settings.heads, d_k=d_k, n=len(words)),
+            icon=":material/straighten:")
+    if settings.mask != "none":
+        st.info(t(MASK_NOTES[settings.mask], mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
+    return words
+
+
+def projections(M: dict[str, np.ndarray], words: list[str], model_dims: list[str], head_dims: list[str]) -> None:
+    """X, then each projection's matrix W beside what it makes of X."""
+    tied = bool(ss["qkv_tied"])
+    prose(t("qkv.x_text", seed=settings.seed))
+    panel(M["X"], "qkv_X", t("qkv.X_title"), words, model_dims, t("qkv.X_caption"), width=760)
+    st.subheader(t("qkv.projections_header"))
+    prose(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, tied).items()}))
+    for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
+        w_col, out_col = st.columns([1, 2], gap="large")
+        with w_col:
+            panel(M[f"W_{name}"], f"qkv_W_{name}", t(W_TITLES[name]), model_dims, head_dims,
+                  t("qkv.W_tied") if tied and name != "V" else None, width=240)
+        with out_col:
+            panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"),
+                  width=520)
+
+
+def scores(M: dict[str, np.ndarray], words: list[str], head_dims: list[str], d_k: int, causal: bool) -> None:
+    """Q Kᵀ, scaled, masked (when causal), softmax and output, two a row."""
+    st.subheader(t("qkv.scores_header"))
+    steps = [("S", "qkv_S", None, t("qkv.S_caption")),
+             ("S_scaled", "qkv_S_scaled", None, t("qkv.S_scaled_caption", root=f"{math.sqrt(d_k):.4f}", d_k=d_k))]
+    if causal:
+        steps.append(("S_masked", "qkv_S_masked", None, t("qkv.S_masked_caption")))
+    row_error = float(np.abs(M["A"].sum(axis=1) - 1).max())
+    steps += [("A", "qkv_A", "weights", t("qkv.A_caption", error=f"{row_error:.1e}")),
+              ("O", "qkv_O", None, t("qkv.O_caption"))]
+    for start in range(0, len(steps), 2):
+        for slot, (name, key, scale, caption) in zip(st.columns(2, gap="large"), steps[start:start + 2]):
+            with slot:
+                panel(M[name], key, t(f"qkv.{name}_title"), words, head_dims if name == "O" else words, caption,
+                      scale=scale, width=340)
+
+
+def asymmetry(M: dict[str, np.ndarray], words: list[str]) -> None:
+    """Q Kᵀ minus its transpose: zero only when W_K = W_Q."""
+    st.subheader(t("qkv.asym_header"))
+    prose(t("qkv.asym_text"))
+    D = M["D"]
+    i_max, j_max = np.unravel_index(np.abs(D).argmax(), D.shape)
+    if ss["qkv_tied"] or len(words) == 1 or D[i_max, j_max] == 0:
+        asym = t("qkv.asym_none", err=f"{np.abs(D).max():.1e}")
+    else:
+        asym = t("qkv.asym_pair", a=md_escape(words[i_max]), b=md_escape(words[j_max]),
+                 ab=f"{M['S'][i_max, j_max]:.4f}", ba=f"{M['S'][j_max, i_max]:.4f}")
+    asym_col, note_col = st.columns([3, 2], gap="large")
+    with asym_col:
+        panel(D, "qkv_D", t("qkv.D_title"), words, words, t("qkv.D_caption"), width=340)
+    with note_col:
+        st.markdown(asym)
+
+
+def code_and_notice(n: int, d_k: int) -> None:
+    panels.show_code(core.scaled_dot_product_attention, core.softmax, core.sinusoidal_encoding, toy_embeddings,
+                     seeded_linear_weights, scaling_experiment, entropy, softmax_jacobian, softmax_jacobian_formula,
+                     entropy_by_d_k)
+    st.subheader(t("qkv.notice_header"))
+    st.markdown(t("qkv.notice_roles"))
+    st.markdown(t("qkv.notice_cost", n=n, d_k=d_k, products=thousands(n * n * d_k), exps=thousands(n * n)))
+    st.markdown(t("qkv.notice_scaling"))
+
+
 settings = state.settings()
 ss = st.session_state
-ss.setdefault("qkv_tied", False)
-ss.setdefault("qkv_query", 0)
-ss.setdefault("qkv_dk", 64)
-
-st.title(t("qkv.title"))
-scenes.picker("qkv", SCENES)
-prose(t("qkv.intro"))
-st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad "
-         r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V")
-d_model, heads = settings.d_model, settings.heads
-d_k = d_model // heads
-prose(t("qkv.equations"))
-
-st.subheader(t("qkv.input_header"))
-words = tokens.sentence_tokens(settings.seq_len, "qkv")
-n = len(words)
-links.control(st.toggle, t("qkv.tied"), help=t("qkv.tied_help"), setting="qkv_tied")
-st.info(t("qkv.sizes", d_model=d_model, heads=heads, d_k=d_k, n=n), icon=":material/straighten:")
+for name, value in (("tied", False), ("query", 0), ("dk", 64)):
+    ss.setdefault(f"qkv_{name}", value)
+d_k = settings.d_model // settings.heads
 causal = settings.mask in ("causal", "both")
-if settings.mask != "none":
-    st.info(t(MASK_NOTES[settings.mask], mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
-M = compute(words, d_model, heads, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
-model_dims = [f"d{c + 1}" for c in range(d_model)]
-head_dims = [f"d{c + 1}" for c in range(d_k)]
 
-prose(t("qkv.x_text", seed=settings.seed))
-panel(M["X"], "qkv_X", t("qkv.X_title"), words, model_dims, t("qkv.X_caption"), width=760)
-
-st.subheader(t("qkv.projections_header"))
-prose(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, bool(ss["qkv_tied"])).items()}))
-for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
-    w_col, out_col = st.columns([1, 2], gap="large")
-    with w_col:
-        panel(M[f"W_{name}"], f"qkv_W_{name}", t(W_TITLES[name]), model_dims, head_dims,
-              t("qkv.W_tied") if ss["qkv_tied"] and name != "V" else None, width=240)
-    with out_col:
-        panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"), width=520)
-
-st.subheader(t("qkv.scores_header"))
-steps = [("S", "qkv_S", None, t("qkv.S_caption")),
-         ("S_scaled", "qkv_S_scaled", None, t("qkv.S_scaled_caption", root=f"{math.sqrt(d_k):.4f}", d_k=d_k))]
-if causal:
-    steps.append(("S_masked", "qkv_S_masked", None, t("qkv.S_masked_caption")))
-row_error = float(np.abs(M["A"].sum(axis=1) - 1).max())
-steps += [("A", "qkv_A", "weights", t("qkv.A_caption", error=f"{row_error:.1e}")),
-          ("O", "qkv_O", None, t("qkv.O_caption"))]
-for start in range(0, len(steps), 2):
-    for slot, (name, key, scale, caption) in zip(st.columns(2, gap="large"), steps[start:start + 2]):
-        with slot:
-            panel(M[name], key, t(f"qkv.{name}_title"), words, head_dims if name == "O" else words, caption,
-                  scale=scale, width=340)
-
-st.subheader(t("qkv.asym_header"))
-prose(t("qkv.asym_text"))
-D = M["D"]
-i_max, j_max = np.unravel_index(np.abs(D).argmax(), D.shape)
-if ss["qkv_tied"] or n == 1 or D[i_max, j_max] == 0:
-    asym = t("qkv.asym_none", err=f"{np.abs(D).max():.1e}")
-else:
-    asym = t("qkv.asym_pair", a=md_escape(words[i_max]), b=md_escape(words[j_max]), ab=f"{M['S'][i_max, j_max]:.4f}",
-             ba=f"{M['S'][j_max, i_max]:.4f}")
-asym_col, note_col = st.columns([3, 2], gap="large")
-with asym_col:
-    panel(D, "qkv_D", t("qkv.D_title"), words, words, t("qkv.D_caption"), width=340)
-with note_col:
-    st.markdown(asym)
-
+intro()
+words = inputs(d_k)
+M = compute(words, settings.d_model, settings.heads, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
+model_dims, head_dims = [f"d{c + 1}" for c in range(settings.d_model)], [f"d{c + 1}" for c in range(d_k)]
+projections(M, words, model_dims, head_dims)
+scores(M, words, head_dims, d_k, causal)
+asymmetry(M, words)
 one_query(words, M, d_k, causal)
 scaling(settings.seed)
-
-panels.show_code(core.scaled_dot_product_attention, core.softmax, core.sinusoidal_encoding, toy_embeddings,
-                 seeded_linear_weights, scaling_experiment, entropy, softmax_jacobian, softmax_jacobian_formula,
-                 entropy_by_d_k)
-
-st.subheader(t("qkv.notice_header"))
-st.markdown(t("qkv.notice_roles"))
-st.markdown(t("qkv.notice_cost", n=n, d_k=d_k, products=thousands(n * n * d_k), exps=thousands(n * n)))
-st.markdown(t("qkv.notice_scaling"))
+code_and_notice(len(words), d_k)

@@ -2,7 +2,8 @@
 
 The course's causal example in five steps (scores, 0/1 mask, additive 0/-inf mask, masked scores, weights); the same
 steps live on a ragged batch the learner types (padding, batched shapes, broadcasting, PAD rows, an all-blocked row);
-the three mask conventions side by side; efficient-attention patterns as masks, with their cost as n grows.
+the three mask conventions side by side; efficient-attention patterns as masks, with their cost as n grows. Four
+sub-lessons (`PARTS`), one on screen at a time (ui/parts.py); the mask kind and n are the sidebar's settings.
 """
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from core import mask_conventions as conv
 from core.analysis import toy_embeddings
 from core.hooks import trace
 from core.masks import global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
-from ui import charts, links, panels, scenes, state
+from ui import charts, links, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -32,6 +33,12 @@ CONVENTIONS = (  # (name, heading, panel title, caption)
     ("torch", "masks.conv_torch", "masks.conv_torch_title", "masks.conv_torch_caption"),
 )
 STEP_SCALES = (None, "weights", "weights", None, "weights")
+CONVENTION_CODE = ("s = scores.masked_fill(\n        mask == 0, -1e9)\nweights = softmax(s)",
+                   "look = 1 - band_part(\n    ones, -1, 0)\nm = max(padding, look)\n"
+                   "weights = softmax(\n    scores + m * -1e9)",
+                   "mha(x, x, x,\n  attn_mask=triu(\n    ones, 1).bool(),\n  key_padding_mask=\n    tokens == PAD)")
+PARTS = {"example": "masks.part_example", "batch": "masks.part_batch",  # the sub-lessons, in teaching order
+         "conventions": "masks.part_conventions", "patterns": "masks.part_patterns"}
 
 
 def as_numpy(*tensors: torch.Tensor) -> list[np.ndarray]:
@@ -55,6 +62,12 @@ def batch_ids(sentences: list[list[str]], device: str) -> tuple[torch.Tensor, li
     vocab = {w: i for i, w in enumerate(words, start=core.PAD_ID + 1)}  # no word gets the PAD id
     ids = torch.tensor([[vocab[w] for w in s] + [core.PAD_ID] * (n - len(s)) for s in sentences], device=device)
     return ids, [s + [PAD] * (n - len(s)) for s in sentences]
+
+
+def load_batch(settings: state.Settings) -> tuple[list[list[str]], torch.Tensor, list[list[str]]]:
+    """The last valid batch cut to seq_len: its sentences, ids (batch, n) and tokens with a visible PAD."""
+    sentences = [s[:settings.seq_len] for s in parse_batch(st.session_state["masks_batch"])[0]]
+    return sentences, *batch_ids(sentences, settings.device)
 
 
 def batch_mask(ids: torch.Tensor, kind: str) -> torch.Tensor | None:
@@ -119,6 +132,19 @@ def shape(size) -> str:
     return "(" + ",\u00a0".join(map(str, size)) + ")"  # no-break spaces: a shape never wraps
 
 
+def shapes_table(ids: torch.Tensor, scores_shape: torch.Size, kind: str) -> str:
+    """Markdown: each mask builder's output shape, the scores' shape, and which mask is in use."""
+    in_use = {"none": None, "causal": 1, "padding": 0, "both": 2}[kind]
+    rows = [("padding_mask(tokens, PAD)", core.padding_mask(ids, core.PAD_ID).shape, "masks.shape_padding"),
+            ("causal_mask(n)[None, None]", core.causal_mask(ids.shape[1])[None, None].shape, "masks.shape_causal"),
+            ("decoder_mask(tokens, PAD)", core.decoder_mask(ids, core.PAD_ID).shape, "masks.shape_both"),
+            ("Q Kᵀ / √d_k", scores_shape, "masks.shape_scores")]
+    now = " ← **" + t("masks.shape_now") + "**"
+    return "\n".join([f"| {t('masks.shape_tensor')} | {t('masks.shape_shape')} | {t('masks.shape_meaning')} |",
+                      "|---|---|---|", *(f"| `{name}` | {shape(size)} | {t(key)}{now if k == in_use else ''} |"
+                                         for k, (name, size, key) in enumerate(rows))])
+
+
 def weights_caption(weights: np.ndarray, keep: np.ndarray) -> str:
     blocked = keep == 0
     return t("masks.weights_caption", error=f"{np.abs(weights.sum(axis=1) - 1).max():.1e}",
@@ -152,121 +178,104 @@ def pattern(kind: str, n: int, width: int, dilation: int, n_global: int) -> tupl
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "padding": {"masks_sentence": 2, "cfg_mask": "padding", "cfg_seq_len": 8,
+    "padding": {"masks_part": "batch", "masks_sentence": 2, "cfg_mask": "padding", "cfg_seq_len": 8,
                 "masks_batch_text": "I love deep learning\nattention is all you need\nhello world"},
-    "decoder": {"masks_sentence": 2, "cfg_mask": "both", "cfg_seq_len": 8,
+    "decoder": {"masks_part": "batch", "masks_sentence": 2, "cfg_mask": "both", "cfg_seq_len": 8,
                 "masks_batch_text": "I love deep learning\nattention is all you need\nhello world"},
-    "window": {"masks_pattern": "window", "masks_width": 2, "cfg_seq_len": 64},
-    "global": {"masks_pattern": "global", "masks_width": 1, "masks_globals": 2, "cfg_seq_len": 16},
+    "window": {"masks_part": "patterns", "masks_pattern": "window", "masks_width": 2, "cfg_seq_len": 64},
+    "global": {"masks_part": "patterns", "masks_pattern": "global", "masks_width": 1, "masks_globals": 2,
+               "cfg_seq_len": 16},
 }
 
-settings = state.settings()
-lang = settings.lang  # format functions get it now: Streamlit may call them outside the run
-ss = st.session_state
-for name, value in (("batch_text", DEFAULT_BATCH), ("batch", DEFAULT_BATCH), ("sentence", 0), ("head", 0),
-                    ("pattern", "window"), ("width", 2), ("dilation", 2), ("globals", 1)):
-    ss.setdefault(f"masks_{name}", value)
 
-st.title(t("masks.title"))
-scenes.picker("masks", SCENES)
-prose(t("masks.intro"))
-st.latex(rf"A = \operatorname{{softmax}}\!\left(S + M\right),\qquad M_{{ij}} = \begin{{cases}} 0 & "
-         rf"\text{{{t('masks.tex_keep')}}} \\ -\infty & \text{{{t('masks.tex_block')}}} \end{{cases}}\qquad "
-         rf"\text{{{t('masks.tex_causal')}}}\ j \le i")
-prose(t("masks.equations"))
+def intro() -> str:
+    """Title, scenes, the masked softmax; returns the sub-lesson the learner picked (only that one is drawn)."""
+    st.title(t("masks.title"))
+    scenes.picker("masks", SCENES)
+    prose(t("masks.intro"))
+    st.latex(rf"A = \operatorname{{softmax}}\!\left(S + M\right),\qquad M_{{ij}} = \begin{{cases}} 0 & "
+             rf"\text{{{t('masks.tex_keep')}}} \\ -\infty & \text{{{t('masks.tex_block')}}} \end{{cases}}\qquad "
+             rf"\text{{{t('masks.tex_causal')}}}\ j \le i")
+    prose(t("masks.equations"))
+    return parts.pick("masks_part", list(PARTS), label=t("masks.part"), format_func=lambda p: t(PARTS[p], lang))
 
-# ---- 1. the course's example ------------------------------------------------------------------------
-st.subheader(t("masks.example_header"))
-prose(t("masks.example_intro"))
-dtype = torch.float32 if settings.device == "mps" else torch.float64
-example_scores = torch.tensor(EXAMPLE_SCORES, dtype=dtype, device=settings.device)  # (4, 4), fixed, not scaled
-example_keep = core.causal_mask(len(EXAMPLE), settings.device)  # (4, 4)
-example_masked = core.apply_mask(example_scores, example_keep)  # (4, 4), -inf above the diagonal
-show_steps(as_numpy(example_scores, example_keep, core.additive_mask(example_keep), example_masked,
-                    core.softmax(example_masked, dim=-1)),
-           list(EXAMPLE), "masks_ex", t("masks.step_scores_example"), t("masks.scores_example_caption"))
-st.info(t("masks.example_no_padding"), icon=":material/school:")
 
-# ---- 2. a batch of the learner's own sentences ------------------------------------------------------
-st.subheader(t("masks.batch_header"))
-prose(t("masks.batch_intro"))
-text_col, controls_col = st.columns([3, 2], gap="large")
-with text_col:
-    links.control(st.text_area, t("masks.batch_label"), help=t("masks.batch_help", n=settings.seq_len), height=130,
-                  max_chars=MAX_CHARS, setting="masks_batch_text")
-    st.button(t("masks.batch_reset"), icon=":material/restart_alt:",
-              on_click=lambda: ss.update(masks_batch_text=DEFAULT_BATCH, masks_batch=DEFAULT_BATCH))
-typed, problem = parse_batch(ss["masks_batch_text"])
-if problem:
-    kept = " / ".join(" ".join(s) for s in parse_batch(ss["masks_batch"])[0])
-    st.warning(t(problem, n=len(typed), lo=MIN_SENTENCES, hi=MAX_SENTENCES, max=MAX_CHARS, kept=md_escape(kept)),
-               icon=":material/edit_off:")
-else:
-    ss["masks_batch"] = ss["masks_batch_text"]
-full = parse_batch(ss["masks_batch"])[0]
-sentences = [s[:settings.seq_len] for s in full]
-if any(len(s) > settings.seq_len for s in full):
-    st.info(t("masks.truncated", seq_len=settings.seq_len), icon=":material/content_cut:")
-ids, tokens = batch_ids(sentences, settings.device)
-batch, n = ids.shape
-ss["masks_sentence"] = min(ss["masks_sentence"], batch - 1)
-ss["masks_head"] = min(ss["masks_head"], settings.heads - 1)
-with controls_col:
-    links.control(st.selectbox, t("masks.mask_kind"), state.MASKS, format_func=lambda m: t(f"mask.{m}", lang),
-                  help=t("masks.mask_kind_help"), setting=state.key("mask"), key="masks_w_mask")
-    b = links.control(st.selectbox, t("masks.sentence"), range(batch),
-                      format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}", setting="masks_sentence",
-                      identity=tuple(map(tuple, sentences)))
-    h = links.control(st.selectbox, t("masks.head"), range(settings.heads),
-                      format_func=lambda k: t("masks.head_n", lang, k=k + 1),
-                      help=t("masks.head_help", d_model=settings.d_model, heads=settings.heads), setting="masks_head",
-                      identity=(settings.heads,))
-kind = settings.mask
-mask = batch_mask(ids, kind)
-steps = batch_attention(tokens, mask, settings)
-sentence_labels = [t("masks.sentence_n", k=k + 1) for k in range(batch)]
-positions = [str(j + 1) for j in range(n)]
+def example_part(settings: state.Settings) -> None:
+    """The course's fixed scores through the five steps of a causal mask."""
+    st.subheader(t("masks.example_header"))
+    prose(t("masks.example_intro"))
+    dtype = torch.float32 if settings.device == "mps" else torch.float64
+    scores = torch.tensor(EXAMPLE_SCORES, dtype=dtype, device=settings.device)  # (4, 4), fixed, not scaled
+    keep = core.causal_mask(len(EXAMPLE), settings.device)  # (4, 4)
+    masked = core.apply_mask(scores, keep)  # (4, 4), -inf above the diagonal
+    show_steps(as_numpy(scores, keep, core.additive_mask(keep), masked, core.softmax(masked, dim=-1)),
+               list(EXAMPLE), "masks_ex", t("masks.step_scores_example"), t("masks.scores_example_caption"))
+    st.info(t("masks.example_no_padding"), icon=":material/school:")
 
-grid = pd.DataFrame(tokens, index=sentence_labels, columns=positions)
-real = (ids != core.PAD_ID).double()  # (batch, n)
-grid_slot, pad_slot = st.columns(2, gap="large") if n <= 12 else (st.container(), st.container())
-with grid_slot:
-    st.markdown(f"##### {t('masks.grid_title')}")
-    st.dataframe(grid.style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else ""),
-                 width="content")
-with pad_slot:
-    panels.matrix_panel(real.cpu().numpy(), title=t("masks.key_mask_title"), key="masks_key_mask",
-                        row_labels=sentence_labels, col_labels=positions, scale="weights",
-                        caption=t("masks.key_mask_caption"), max_width=320 if n <= 12 else 560)
-in_use = {"none": None, "causal": 1, "padding": 0, "both": 2}[kind]
-rows = [("padding_mask(tokens, PAD)", core.padding_mask(ids, core.PAD_ID).shape, "masks.shape_padding"),
-        ("causal_mask(n)[None, None]", core.causal_mask(n)[None, None].shape, "masks.shape_causal"),
-        ("decoder_mask(tokens, PAD)", core.decoder_mask(ids, core.PAD_ID).shape, "masks.shape_both"),
-        ("Q Kᵀ / √d_k", steps["scores"].shape, "masks.shape_scores")]
-table = [f"| {t('masks.shape_tensor')} | {t('masks.shape_shape')} | {t('masks.shape_meaning')} |", "|---|---|---|"]
-table += [f"| `{name}` | {shape(size)} | {t(key)}{' ← **' + t('masks.shape_now') + '**' if k == in_use else ''} |"
-          for k, (name, size, key) in enumerate(rows)]
-st.markdown("\n".join(table))
-if mask is None:
-    st.markdown(t("masks.broadcast_none", scores=shape(steps["scores"].shape)))
-else:
-    st.markdown(t("masks.broadcast", mask=shape(mask.shape), scores=shape(steps["scores"].shape),
-                  result=shape(torch.broadcast_shapes(mask.shape, steps["scores"].shape))))
 
-st.markdown(t("masks.steps_intro", sentence=b + 1, head=h + 1, mask=t(f"mask.{kind}")))
-keep_b = torch.ones(n, n, dtype=torch.bool, device=ids.device) if mask is None else mask.expand(batch, 1, n, n)[b, 0]
-show_steps(as_numpy(steps["scores"][b, h], keep_b, core.additive_mask(keep_b), steps["masked_scores"][b, h],
-                    steps["weights"][b, h]),
-           tokens[b], "masks_live", t("masks.step_scores_live", head=h + 1),
-           t("masks.scores_live_caption", d_k=settings.d_model // settings.heads, seed=settings.seed))
+def batch_text(seq_len: int) -> None:
+    """Keep the typed batch when it is valid, else warn and keep the last valid one; say when sentences are cut."""
+    typed, problem = parse_batch(ss["masks_batch_text"])
+    if problem:
+        kept = " / ".join(" ".join(s) for s in parse_batch(ss["masks_batch"])[0])
+        st.warning(t(problem, n=len(typed), lo=MIN_SENTENCES, hi=MAX_SENTENCES, max=MAX_CHARS, kept=md_escape(kept)),
+                   icon=":material/edit_off:")
+    else:
+        ss["masks_batch"] = ss["masks_batch_text"]
+    if any(len(s) > seq_len for s in parse_batch(ss["masks_batch"])[0]):
+        st.info(t("masks.truncated", seq_len=seq_len), icon=":material/content_cut:")
 
-prose(t("masks.pad_rows"))
-with_pad = [k for k in [b, *range(batch)] if len(sentences[k]) < n]
-if with_pad:
+
+def pick_sentence(sentences: list[list[str]]) -> int:
+    ss["masks_sentence"] = min(ss["masks_sentence"], len(sentences) - 1)
+    return links.control(st.selectbox, t("masks.sentence"), range(len(sentences)),
+                         format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}", setting="masks_sentence",
+                         identity=tuple(map(tuple, sentences)))
+
+
+def pick_head(settings: state.Settings) -> int:
+    ss["masks_head"] = min(ss["masks_head"], settings.heads - 1)
+    return links.control(st.selectbox, t("masks.head"), range(settings.heads),
+                         format_func=lambda k: t("masks.head_n", lang, k=k + 1),
+                         help=t("masks.head_help", d_model=settings.d_model, heads=settings.heads),
+                         setting="masks_head", identity=(settings.heads,))
+
+
+def batch_shapes(ids: torch.Tensor, tokens: list[list[str]], mask: torch.Tensor | None, scores: torch.Tensor,
+                 kind: str) -> None:
+    """The padded batch, its key mask, and the shape of each mask against the scores it is added to."""
+    batch, n = ids.shape
+    sentence_labels, positions = [t("masks.sentence_n", k=k + 1) for k in range(batch)], [str(j + 1) for j in range(n)]
+    grid_slot, pad_slot = st.columns(2, gap="large") if n <= 12 else (st.container(), st.container())
+    with grid_slot:
+        st.markdown(f"##### {t('masks.grid_title')}")
+        grid = pd.DataFrame(tokens, index=sentence_labels, columns=positions)
+        st.dataframe(grid.style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else ""),
+                     width="content")
+    with pad_slot:
+        panels.matrix_panel((ids != core.PAD_ID).double().cpu().numpy(), title=t("masks.key_mask_title"),
+                            key="masks_key_mask", row_labels=sentence_labels, col_labels=positions, scale="weights",
+                            caption=t("masks.key_mask_caption"), max_width=320 if n <= 12 else 560)
+    st.markdown(shapes_table(ids, scores.shape, kind))
+    if mask is None:
+        st.markdown(t("masks.broadcast_none", scores=shape(scores.shape)))
+    else:
+        st.markdown(t("masks.broadcast", mask=shape(mask.shape), scores=shape(scores.shape),
+                      result=shape(torch.broadcast_shapes(mask.shape, scores.shape))))
+
+
+def pad_rows(steps: dict, ids: torch.Tensor, sentences: list[list[str]], tokens: list[list[str]], b: int,
+             h: int) -> None:
+    """A PAD query whose own row is blocked too: torch.softmax gives NaN, core.softmax zeros."""
+    prose(t("masks.pad_rows"))
+    with_pad = [k for k in [b, *range(len(sentences))] if len(sentences[k]) < ids.shape[1]]
+    if not with_pad:
+        st.info(t("masks.no_pad"), icon=":material/info:")
+        return
     e = with_pad[0]
     i = len(sentences[e])  # the first PAD query of that sentence
-    real_e = ids[e] != core.PAD_ID  # (n,)
-    both_sides = real_e[:, None] & real_e[None, :]  # (n, n) blocks PAD queries as well as PAD keys
+    real = ids[e] != core.PAD_ID  # (n,)
+    both_sides = real[:, None] & real[None, :]  # (n, n) blocks PAD queries as well as PAD keys
     row = core.apply_mask(steps["scores"][e, h, i], both_sides[i])  # (n,) every entry -inf
     edge = torch.stack([torch.softmax(row, dim=-1), core.softmax(row, dim=-1)])  # (2, n): NaN vs 0
     edge_col, edge_text = st.columns([3, 2], gap="large")
@@ -276,40 +285,64 @@ if with_pad:
                             scale="weights", max_width=420)
     with edge_text:
         st.markdown(t("masks.edge_text", nan=int(torch.isnan(steps["weights"]).sum()), ignore=core.IGNORE_INDEX))
-else:
-    st.info(t("masks.no_pad"), icon=":material/info:")
-
-# ---- 3. three conventions ---------------------------------------------------------------------------
-st.subheader(t("masks.conv_header"))
-prose(t("masks.conv_intro", mask=t(f"mask.{kind}"), sentence=b + 1))
-conv_masks, conv_weights, agree = conventions(steps["scores"], ids, kind)
-code = ("s = scores.masked_fill(\n        mask == 0, -1e9)\nweights = softmax(s)",
-        "look = 1 - band_part(\n    ones, -1, 0)\nm = max(padding, look)\nweights = softmax(\n    scores + m * -1e9)",
-        "mha(x, x, x,\n  attn_mask=triu(\n    ones, 1).bool(),\n  key_padding_mask=\n    tokens == PAD)")
-for col, (name, heading, title, caption), matrix, snippet in zip(st.columns(3, gap="medium"), CONVENTIONS,
-                                                                  conv_masks, code):
-    with col:
-        st.markdown(f"**{t(heading)}**")
-        st.code(snippet, language="python", wrap_lines=True)
-        panels.matrix_panel(matrix[b, 0].numpy(), title=t(title), key=f"masks_conv_{name}", row_labels=tokens[b],
-                            col_labels=tokens[b], scale="weights", caption=t(caption), max_width=200)
-same = all(torch.equal(w, conv_weights[0]) for w in conv_weights)  # the three, exactly
-diff = float((conv_weights[0] - steps["weights"].cpu()).abs().max())  # against the attention above (any device)
-if agree and same and diff <= 1e-6:
-    st.success(t("masks.conv_agree", diff=f"{diff:.1e}" if diff else "0"), icon=":material/check_circle:")
-else:
-    st.error(t("masks.conv_disagree", diff=f"{diff:.3g}"), icon=":material/error:")
-
-# ---- 4. efficient attention patterns ----------------------------------------------------------------
-st.subheader(t("masks.eff_header"))
-prose(t("masks.eff_intro"))
-links.control(st.slider, t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, help=t("masks.seq_len_help"), width=360,
-              setting=state.key("seq_len"), key="masks_w_seq_len")
 
 
 @st.fragment
-def patterns_section(m: int, words: list[str]) -> None:
-    """The pattern controls, the pattern and its cost. A fragment: its own controls rerun only this part."""
+def batch_part(settings: state.Settings) -> None:
+    """The learner's batch through every step, live. A fragment: its own controls rerun only this part."""
+    st.subheader(t("masks.batch_header"))
+    prose(t("masks.batch_intro"))
+    text_col, controls_col = st.columns([3, 2], gap="large")
+    with text_col:
+        links.control(st.text_area, t("masks.batch_label"), help=t("masks.batch_help", n=settings.seq_len),
+                      height=130, max_chars=MAX_CHARS, setting="masks_batch_text")
+        st.button(t("masks.batch_reset"), icon=":material/restart_alt:",
+                  on_click=lambda: ss.update(masks_batch_text=DEFAULT_BATCH, masks_batch=DEFAULT_BATCH))
+    batch_text(settings.seq_len)
+    sentences, ids, tokens = load_batch(settings)
+    with controls_col:
+        st.caption(t("masks.mask_in_sidebar", mask=t(f"mask.{settings.mask}")))
+        b, h = pick_sentence(sentences), pick_head(settings)
+    mask = batch_mask(ids, settings.mask)
+    steps = batch_attention(tokens, mask, settings)
+    batch_shapes(ids, tokens, mask, steps["scores"], settings.mask)
+    st.markdown(t("masks.steps_intro", sentence=b + 1, head=h + 1, mask=t(f"mask.{settings.mask}")))
+    n = ids.shape[1]
+    keep = torch.ones(n, n, dtype=torch.bool, device=ids.device) if mask is None else \
+        mask.expand(len(tokens), 1, n, n)[b, 0]  # (n, n): sentence b's mask
+    show_steps(as_numpy(steps["scores"][b, h], keep, core.additive_mask(keep), steps["masked_scores"][b, h],
+                        steps["weights"][b, h]),
+               tokens[b], "masks_live", t("masks.step_scores_live", head=h + 1),
+               t("masks.scores_live_caption", d_k=settings.d_model // settings.heads, seed=settings.seed))
+    pad_rows(steps, ids, sentences, tokens, b, h)
+
+
+@st.fragment
+def conventions_part(settings: state.Settings) -> None:
+    """The batch's mask written the three ways libraries write it, and the check that they give one attention."""
+    st.subheader(t("masks.conv_header"))
+    sentences, ids, tokens = load_batch(settings)
+    b = pick_sentence(sentences)
+    prose(t("masks.conv_intro", mask=t(f"mask.{settings.mask}"), sentence=b + 1))
+    st.caption(t("masks.mask_in_sidebar", mask=t(f"mask.{settings.mask}")))
+    steps = batch_attention(tokens, batch_mask(ids, settings.mask), settings)
+    conv_masks, conv_weights, agree = conventions(steps["scores"], ids, settings.mask)
+    for col, (name, heading, title, caption), matrix, snippet in zip(st.columns(3, gap="medium"), CONVENTIONS,
+                                                                      conv_masks, CONVENTION_CODE):
+        with col:
+            st.markdown(f"**{t(heading)}**")
+            st.code(snippet, language="python", wrap_lines=True)
+            panels.matrix_panel(matrix[b, 0].numpy(), title=t(title), key=f"masks_conv_{name}", row_labels=tokens[b],
+                                col_labels=tokens[b], scale="weights", caption=t(caption), max_width=200)
+    same = all(torch.equal(w, conv_weights[0]) for w in conv_weights)  # the three, exactly
+    diff = float((conv_weights[0] - steps["weights"].cpu()).abs().max())  # against the live attention (any device)
+    if agree and same and diff <= 1e-6:
+        st.success(t("masks.conv_agree", diff=f"{diff:.1e}" if diff else "0"), icon=":material/check_circle:")
+    else:
+        st.error(t("masks.conv_disagree", diff=f"{diff:.3g}"), icon=":material/error:")
+
+
+def pattern_controls() -> None:
     c1, c2, c3 = st.columns(3, gap="medium")
     with c1:
         links.control(st.selectbox, t("masks.pattern"), list(PATTERNS), format_func=lambda p: t(PATTERNS[p], lang),
@@ -321,39 +354,67 @@ def patterns_section(m: int, words: list[str]) -> None:
             links.control(st.slider, t("masks.dilation"), 2, 4, help=t("masks.dilation_help"), setting="masks_dilation")
         elif ss["masks_pattern"] == "global":
             links.control(st.slider, t("masks.globals"), 1, 4, help=t("masks.globals_help"), setting="masks_globals")
+
+
+def cost_chart(kind: str, totals: list[int]) -> None:
+    """Kept entries as n grows, full attention against the pattern (log-log), and the code behind both."""
+    series = {t("masks.cost_full"): [k * k for k in COST_NS], t(PATTERNS[kind]): totals}
+    st.altair_chart(charts.growth_lines(COST_NS, series, x_title=t("masks.cost_x"), y_title=t("masks.cost_y"),
+                                        title=t("masks.cost_title"),
+                                        colors=[charts.PALETTE["key"], charts.PALETTE["query"]]), width="content")
+    st.caption(t("masks.cost_caption", n=big(COST_NS[-1]), full=big(COST_NS[-1] ** 2), kept=big(totals[-1]),
+                 ratio=f"{COST_NS[-1] ** 2 / totals[-1]:.0f}"))
+    if state.current().show_numbers:
+        st.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content")
+    if kind == "global":  # the code of this section, next to it: the fragment reruns it with the pattern
+        panels.show_code(sliding_window_mask, global_local_mask, conv.window_kept_per_row,
+                         conv.global_local_kept_per_row)
+    else:
+        panels.show_code(sliding_window_mask, conv.window_kept_per_row)
+
+
+@st.fragment
+def patterns_part(m: int) -> None:
+    """Efficient-attention patterns at the sidebar's sequence length m, and their cost as n grows. A fragment:
+    its own controls rerun only this part."""
+    st.subheader(t("masks.eff_header"))
+    prose(t("masks.eff_intro"))
+    st.caption(t("masks.seq_len_in_sidebar", n=m))
+    pattern_controls()
+    words = [w for s in parse_batch(ss["masks_batch"])[0] for w in s]
     labels = [words[j] if j < len(words) else str(j + 1) for j in range(m)]
-    kind_p, width = ss["masks_pattern"], int(ss["masks_width"])
-    pattern_mask, totals = pattern(kind_p, m, width, int(ss["masks_dilation"]), int(ss["masks_globals"]))
+    kind, width = ss["masks_pattern"], int(ss["masks_width"])
+    pattern_mask, totals = pattern(kind, m, width, int(ss["masks_dilation"]), int(ss["masks_globals"]))
     per_row = pattern_mask.sum(-1)  # (m,)
     pat_col, cost_col = st.columns([1, 1], gap="large")
     with pat_col:
-        panels.matrix_panel(pattern_mask.double().numpy(), title=t(PATTERNS[kind_p]), key="masks_pattern_mask",
+        panels.matrix_panel(pattern_mask.double().numpy(), title=t(PATTERNS[kind]), key="masks_pattern_mask",
                             row_labels=labels, col_labels=labels, scale="weights",
                             caption=t("masks.pattern_caption", words=len(words)), max_width=320)
         st.markdown(t("masks.kept", kept=big(int(per_row.sum())), total=big(m * m),
                       share=f"{per_row.sum() / (m * m):.1%}", lo=int(per_row.min()), hi=int(per_row.max())))
     with cost_col:
-        series = {t("masks.cost_full"): [k * k for k in COST_NS], t(PATTERNS[kind_p]): totals}
-        st.altair_chart(charts.growth_lines(COST_NS, series, x_title=t("masks.cost_x"), y_title=t("masks.cost_y"),
-                                            title=t("masks.cost_title"),
-                                            colors=[charts.PALETTE["key"], charts.PALETTE["query"]]),
-                        width="content")
-        st.caption(t("masks.cost_caption", n=big(COST_NS[-1]), full=big(COST_NS[-1] ** 2), kept=big(totals[-1]),
-                     ratio=f"{COST_NS[-1] ** 2 / totals[-1]:.0f}"))
-        if state.current().show_numbers:
-            st.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content")
-        if kind_p == "global":  # the code of this section, next to it: the fragment reruns it with the pattern
-            panels.show_code(sliding_window_mask, global_local_mask, conv.window_kept_per_row,
-                             conv.global_local_kept_per_row)
-        else:
-            panels.show_code(sliding_window_mask, conv.window_kept_per_row)
+        cost_chart(kind, totals)
 
 
-patterns_section(settings.seq_len, [w for s in full for w in s])
+def code_and_notice() -> None:
+    panels.show_code(core.causal_mask, core.padding_mask, core.decoder_mask, core.additive_mask, core.apply_mask,
+                     core.softmax, core.scaled_dot_product_attention, conv.keep_convention_weights,
+                     conv.tf_combined_mask, conv.tf_convention_weights, conv.torch_convention_weights)
+    st.subheader(t("masks.notice_header"))
+    st.markdown(t("masks.notice"))
 
-panels.show_code(core.causal_mask, core.padding_mask, core.decoder_mask, core.additive_mask, core.apply_mask,
-                 core.softmax, core.scaled_dot_product_attention, conv.keep_convention_weights,
-                 conv.tf_combined_mask, conv.tf_convention_weights, conv.torch_convention_weights)
 
-st.subheader(t("masks.notice_header"))
-st.markdown(t("masks.notice"))
+settings = state.settings()
+lang = settings.lang  # format functions get it now: Streamlit may call them outside the run
+ss = st.session_state
+for name, value in (("batch_text", DEFAULT_BATCH), ("batch", DEFAULT_BATCH), ("sentence", 0), ("head", 0),
+                    ("pattern", "window"), ("width", 2), ("dilation", 2), ("globals", 1)):
+    ss.setdefault(f"masks_{name}", value)
+
+part = intro()
+if part == "patterns":
+    patterns_part(settings.seq_len)
+else:
+    {"example": example_part, "batch": batch_part, "conventions": conventions_part}[part](settings)
+code_and_notice()

@@ -196,27 +196,29 @@ def test_defaults_show_the_course_causal_weights():
 
 
 def test_live_batch_matches_plain_torch_and_numpy():
-    at = start(cfg_mask="both", cfg_seed=5)
+    at = start(cfg_mask="both", cfg_seed=5, masks_part="batch")
     widget(at, "selectbox", "w_masks_sentence").set_value(2)
     widget(at, "selectbox", "w_masks_head").set_value(3).run()
     assert_clean(at)
     tokens, keep, scores, weights = live_reference(BATCH, 64, 4, 5, "both")
     frames = tables(at)
-    grid = frames[5]
+    grid = frames[0]
     assert grid.to_numpy().tolist() == tokens
     shown = numbers(at)
-    key_mask, live = shown[5], shown[6:11]
+    key_mask, live = shown[0], shown[1:6]
     np.testing.assert_array_equal(key_mask, [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
     np.testing.assert_allclose(live[0], scores[2, 3], atol=2e-5)
     np.testing.assert_array_equal(live[1], keep[2].astype(float))
     np.testing.assert_allclose(live[4], weights[2, 3], atol=2e-5)
     assert np.all(live[4][~keep[2]] == 0.0) and np.all(live[4][:, 2:] == 0.0)  # PAD columns exactly 0
     np.testing.assert_allclose(live[4].sum(axis=1), 1.0, atol=1e-6)
-    assert list(frames[10].index) == ["hello", "world", "PAD", "PAD (2)", "PAD (3)"]
-    edge = shown[11]  # the all-blocked row: torch.softmax NaN, core.softmax zeros
+    assert list(frames[5].index) == ["hello", "world", "PAD", "PAD (2)", "PAD (3)"]
+    edge = shown[6]  # the all-blocked row: torch.softmax NaN, core.softmax zeros
     assert np.isnan(edge[0]).all() and np.array_equal(edge[1], np.zeros(5))
     assert any("IGNORE_INDEX = -100" in m.value and "**0**" in m.value for m in at.markdown)  # no NaN in the batch
-    keep_conv, tf_conv, torch_conv = shown[12:15]  # the conventions: same picture, opposite numbers
+    widget(at, "radio", "w_masks_part").set_value("conventions").run()  # the same sentence, written three ways
+    assert_clean(at)
+    keep_conv, tf_conv, torch_conv = numbers(at)  # the conventions: same picture, opposite numbers
     np.testing.assert_array_equal(keep_conv, keep[2].astype(float))
     np.testing.assert_array_equal(tf_conv, 1.0 - keep_conv)
     np.testing.assert_array_equal(torch_conv, 1.0 - keep_conv)
@@ -224,28 +226,32 @@ def test_live_batch_matches_plain_torch_and_numpy():
 
 
 def test_controls_change_what_is_shown():
-    at = start()
+    at = start(masks_part="batch")
     before = numbers(at)
-    i, j = np.indices((8, 8))  # efficient patterns at n = 8, compared with numpy: first a window of 2
-    np.testing.assert_array_equal(before[15], np.abs(i - j) <= 2)
-    assert any("34" in m.value and "64" in m.value for m in at.markdown)
-    widget(at, "selectbox", "masks_w_mask").set_value("causal")  # the page's mask selector is the shared setting
+    assert not [s for s in at.main.selectbox if s.label == t("sidebar.mask")]  # the mask is the sidebar's setting
+    at.session_state["cfg_mask"] = "causal"  # as the sidebar sets it
     widget(at, "selectbox", "w_masks_head").set_value(1).run()
     assert_clean(at)
     assert at.session_state["cfg_mask"] == "causal"
     after = numbers(at)
-    np.testing.assert_array_equal(after[7], np.tril(np.ones((5, 5))))
-    assert not np.allclose(after[6], before[6])  # another head, other scores
-    assert not np.allclose(after[10], before[10])  # and other weights
-    np.testing.assert_allclose(after[4], before[4])  # the course's example stays the causal example
+    np.testing.assert_array_equal(after[2], np.tril(np.ones((5, 5))))
+    assert not np.allclose(after[1], before[1])  # another head, other scores
+    assert not np.allclose(after[5], before[5])  # and other weights
+    widget(at, "radio", "w_masks_part").set_value("example").run()
+    np.testing.assert_allclose(numbers(at)[4], course_causal_weights())  # the course's example stays causal
+    widget(at, "radio", "w_masks_part").set_value("patterns").run()
+    i, j = np.indices((8, 8))  # efficient patterns at n = 8, compared with numpy: first a window of 2
+    np.testing.assert_array_equal(numbers(at)[0], np.abs(i - j) <= 2)
+    assert any("34" in m.value and "64" in m.value for m in at.markdown)
+    assert all(s.label != t("sidebar.seq_len") for s in at.main.slider)  # n is the sidebar's sequence length
     at.session_state["masks_dilation"] = 3
     widget(at, "selectbox", "w_masks_pattern").set_value("dilated").run()
-    np.testing.assert_array_equal(numbers(at)[15], (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
+    np.testing.assert_array_equal(numbers(at)[0], (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
     at.session_state["masks_globals"] = 2
     widget(at, "selectbox", "w_masks_pattern").set_value("global")
     at.slider(key="w_masks_width").set_value(1).run()
     assert_clean(at)
-    np.testing.assert_array_equal(numbers(at)[15], (np.abs(i - j) <= 1) | (i < 2) | (j < 2))
+    np.testing.assert_array_equal(numbers(at)[0], (np.abs(i - j) <= 1) | (i < 2) | (j < 2))
     assert at.slider(key="w_masks_globals").value == 2
 
 
@@ -264,32 +270,35 @@ def test_extremes_of_the_controls(path, lang, settings, batch, pattern):
     kind, width, extra = pattern
     state = {**settings, "masks_batch_text": batch, "masks_pattern": kind, "masks_width": width,
              "masks_dilation" if kind == "dilated" else "masks_globals": extra}
-    at = start(path, lang=lang, numbers=False, **state)
+    at = start(path, lang=lang, numbers=False, masks_part="batch", **state)
     assert_clean(at)
     assert at.title[0].value == t("masks.title", lang=lang)
     assert not at.error and not at.warning
     n = min(64, settings["cfg_seq_len"])
     charted = chart_matrices(at)
-    pattern_mask = charted[-1]
-    assert pattern_mask.shape == (n, n)
-    live_weights = charted[10]
+    live_weights = charted[5]
     assert not np.isnan(live_weights).any()
     np.testing.assert_allclose(live_weights.sum(axis=1), 1.0, atol=1e-5)
     if "same length" in batch:
         assert at.info and any(i.value == t("masks.no_pad", lang=lang) for i in at.info)
     if n == 2:  # one-token and three-token sentences cut to 2 tokens: a message says so
         assert any(i.value == t("masks.truncated", lang=lang, seq_len=2) for i in at.info)
-        assert chart_matrices(at)[5].shape == (2, 2)
+        assert charted[0].shape == (2, 2)
+    for part in ("conventions", "patterns"):
+        widget(at, "radio", "w_masks_part").set_value(part).run()
+        assert_clean(at)
+        assert not at.error and not at.warning
+    assert chart_matrices(at)[-1].shape == (n, n)  # the pattern
 
 
 def test_bad_batch_warns_and_keeps_the_last_valid_one():
-    at = start(lang="es", numbers=True)
-    first = tables(at)[5]
+    at = start(lang="es", numbers=True, masks_part="batch")
+    first = tables(at)[0]
     for text in ("", "only one sentence", "a\nb\nc\nd\ne"):
         at.text_area(key="w_masks_batch_text").set_value(text).run()
         assert_clean(at)
         assert len(at.warning) == 1 and "I love deep learning" in at.warning[0].value
-        assert tables(at)[5].equals(first)  # the last valid batch stays on screen
+        assert tables(at)[0].equals(first)  # the last valid batch stays on screen
         assert at.session_state["masks_batch_text"] == text  # and what the learner typed is kept, to be fixed
     at.text_area(key="w_masks_batch_text").set_value("one two three\nfour").run()
-    assert not at.warning and tables(at)[5].to_numpy().tolist() == [["one", "two", "three"], ["four", "PAD", "PAD"]]
+    assert not at.warning and tables(at)[0].to_numpy().tolist() == [["one", "two", "three"], ["four", "PAD", "PAD"]]

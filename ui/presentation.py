@@ -104,7 +104,9 @@ def _button(side: str, target: st.Page | None, offset: int, **kwargs) -> None:
     sibling = parts.step(offset)
     if sibling is not None:
         setting, part = sibling
-        st.button(t(f"present.{side}", title=parts.label_of(setting, part)), key=f"present_{side}",
+        # A key of its own: the click is still True in the rerun it causes, when the last part may be open and the
+        # lesson's button drawn instead; with one key, that button would take the click and leave the lesson.
+        st.button(t(f"present.{side}", title=parts.label_of(setting, part)), key=f"present_{side}_part",
                   shortcut=shortcut, on_click=_go_to_part, args=sibling, **kwargs)
     elif target is not None and st.button(t(f"present.{side}", title=target.title), key=f"present_{side}",
                                           shortcut=shortcut, **kwargs):
