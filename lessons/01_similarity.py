@@ -59,83 +59,104 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "zero_dims": {"sim_scale": True, "sim_dims": 8},
 }
 
+def intro() -> None:
+    """Title, scenes and the three equations, from X to C."""
+    st.title(t("sim.title"))
+    scenes.picker("sim", SCENES)
+    prose(t("sim.intro"))
+    st.latex(r"S = X X^{\top} \qquad A_{ij} = \frac{e^{\,S_{ij} - m_i}}{\sum_{k} e^{\,S_{ik} - m_i}},"
+             r"\quad m_i = \max_k S_{ik} \qquad C = A X")
+    prose(t("sim.equations"))
+
+
+def vectors() -> panels.EditedMatrix:
+    """The word vectors to edit, with d, the √d toggle and Reset; returns the edited table."""
+    st.subheader(t("sim.vectors_header"))
+    editor_col, controls_col = st.columns([3, 2], gap="large")
+    with controls_col:
+        links.control(st.number_input, t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1,
+                      help=t("sim.dims_help"), width=260, setting="sim_dims")
+        links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
+        st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
+        st.caption(t("sim.editor_help", max=MAX_WORDS, bound=f"{BOUND:g}"))
+    with editor_col:
+        edited = panels.matrix_editor(
+            "sim_vectors", example_table(), columns=[f"d{k + 1}" for k in range(int(ss["sim_dims"]))],
+            label_column="word", label_title=t("sim.word"), column_title=lambda k: t("sim.dim", k=k),
+            max_rows=MAX_WORDS, bound=BOUND, alt_text=t("sim.editor_alt"))
+    if edited.problems:
+        panels.problems_box(edited.problems)
+    return edited
+
+
+def matrices(X: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, words: list[str],
+             dim_labels: list[str]) -> None:
+    """X, S, A and C side by side (two by two while they are small)."""
+    n, d = X.shape
+    if ss["sim_scale"]:
+        st.info(t("sim.scale_on", d=d, root=f"{np.sqrt(d):.4f}"), icon=":material/school:")
+    st.subheader(t("sim.matrices_header"))
+    wide = max(n, d) > 6  # big matrices get the full width, one under the other; small ones two by two
+    slots = [st.container() for _ in range(4)] if wide else [*st.columns(2, gap="large"), *st.columns(2, gap="large")]
+    row_error = float(np.abs(A.sum(axis=1) - 1).max())
+    specs = (  # (matrix, title, key, columns, scale, caption)
+        (X, t("sim.X_title"), "sim_X", dim_labels, None, t("sim.X_caption")),
+        (S, t("sim.S_title_scaled" if ss["sim_scale"] else "sim.S_title"), "sim_S", words, None, t("sim.S_caption")),
+        (A, t("sim.A_title"), "sim_A", words, "weights", t("sim.A_caption", error=f"{row_error:.1e}")),
+        (C, t("sim.C_title"), "sim_C", dim_labels, None, t("sim.C_caption")),
+    )
+    for slot, (matrix, title, key, columns, scale, caption) in zip(slots, specs):
+        with slot:
+            panels.matrix_panel(matrix, title=title, key=key, row_labels=words, col_labels=columns, scale=scale,
+                                caption=caption, max_width=560 if wide else 300)
+
+
+@st.fragment
+def one_word(X: np.ndarray, A: np.ndarray, C: np.ndarray, words: list[str], dim_labels: list[str]) -> None:
+    """One word's weights and the weighted sum that makes its new vector; picking the word reruns this section only."""
+    st.subheader(t("sim.one_word_header"))
+    if ss["sim_word"] >= len(words):
+        ss["sim_word"] = 0
+    i = links.control(st.selectbox, t("sim.pick_word"), range(len(words)), format_func=lambda j: words[j],
+                      width=320, setting="sim_word", identity=tuple(words))
+    st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
+    weights_col, parts_col = st.columns(2, gap="large")
+    with weights_col:
+        st.altair_chart(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
+                                    value_title=t("sim.weight")), width="content")
+    with parts_col:
+        st.altair_chart(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
+                                             word_title=t("sim.word"), dim_title=t("sim.dimension"),
+                                             value_title=t("sim.contribution"), max_width=280), width="content")
+    st.latex(weighted_sum_latex(i, words, A, C))
+
+
+def notice(A: np.ndarray, words: list[str]) -> None:
+    """What to notice, read off this run's weights."""
+    st.subheader(t("sim.notice_header"))
+    favourite = A.argmax(axis=1)
+    safe = [md_escape(w) for w in words]
+    pairs = ", ".join(f"**{safe[r]}** → {safe[favourite[r]]} ({A[r, favourite[r]]:.2f})" for r in range(len(words)))
+    st.markdown(t("sim.notice_favourite", pairs=pairs))
+    others = [safe[r] for r in range(len(words)) if favourite[r] != r]
+    if others:
+        st.markdown(t("sim.notice_not_self", words=", ".join(f"**{w}**" for w in others)))
+    st.markdown(t("sim.notice_points"))
+    st.markdown(t("sim.notice_roles"))
+
+
 settings = state.settings()
 ss = st.session_state
 ss.setdefault("sim_dims", 3)
 ss.setdefault("sim_scale", False)
 ss.setdefault("sim_word", 0)
 
-st.title(t("sim.title"))
-scenes.picker("sim", SCENES)
-prose(t("sim.intro"))
-st.latex(r"S = X X^{\top} \qquad A_{ij} = \frac{e^{\,S_{ij} - m_i}}{\sum_{k} e^{\,S_{ik} - m_i}},"
-         r"\quad m_i = \max_k S_{ik} \qquad C = A X")
-prose(t("sim.equations"))
-
-st.subheader(t("sim.vectors_header"))
-editor_col, controls_col = st.columns([3, 2], gap="large")
-with controls_col:
-    links.control(st.number_input, t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("sim.dims_help"),
-                  width=260, setting="sim_dims")
-    links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
-    st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
-    st.caption(t("sim.editor_help", max=MAX_WORDS, bound=f"{BOUND:g}"))
-with editor_col:
-    edited = panels.matrix_editor(
-        "sim_vectors", example_table(), columns=[f"d{k + 1}" for k in range(int(ss["sim_dims"]))],
-        label_column="word", label_title=t("sim.word"), column_title=lambda k: t("sim.dim", k=k),
-        max_rows=MAX_WORDS, bound=BOUND, alt_text=t("sim.editor_alt"))
-if edited.problems:
-    panels.problems_box(edited.problems)
-
+intro()
+edited = vectors()
 words = edited.labels
 X, S, A, C = compute(edited.values, bool(ss["sim_scale"]), settings.device)
-n, d = X.shape
-dim_labels = [t("sim.dim_short", k=k + 1) for k in range(d)]
-if ss["sim_scale"]:
-    st.info(t("sim.scale_on", d=d, root=f"{np.sqrt(d):.4f}"), icon=":material/school:")
-
-st.subheader(t("sim.matrices_header"))
-wide = max(n, d) > 6  # big matrices get the full width, one under the other; small ones two by two
-slots = [st.container() for _ in range(4)] if wide else [*st.columns(2, gap="large"), *st.columns(2, gap="large")]
-width = 560 if wide else 300
-row_error = float(np.abs(A.sum(axis=1) - 1).max())
-panels_spec = (  # (matrix, title, key, columns, scale, caption)
-    (X, t("sim.X_title"), "sim_X", dim_labels, None, t("sim.X_caption")),
-    (S, t("sim.S_title_scaled" if ss["sim_scale"] else "sim.S_title"), "sim_S", words, None, t("sim.S_caption")),
-    (A, t("sim.A_title"), "sim_A", words, "weights", t("sim.A_caption", error=f"{row_error:.1e}")),
-    (C, t("sim.C_title"), "sim_C", dim_labels, None, t("sim.C_caption")),
-)
-for slot, (matrix, title, key, columns, scale, caption) in zip(slots, panels_spec):
-    with slot:
-        panels.matrix_panel(matrix, title=title, key=key, row_labels=words, col_labels=columns, scale=scale,
-                            caption=caption, max_width=width)
-
-st.subheader(t("sim.one_word_header"))
-if ss["sim_word"] >= n:
-    ss["sim_word"] = 0
-i = links.control(st.selectbox, t("sim.pick_word"), range(n), format_func=lambda j: words[j], width=320,
-                  setting="sim_word", identity=tuple(words))
-st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
-weights_col, parts_col = st.columns(2, gap="large")
-with weights_col:
-    st.altair_chart(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
-                                value_title=t("sim.weight")), width="content")
-with parts_col:
-    st.altair_chart(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
-                                         word_title=t("sim.word"), dim_title=t("sim.dimension"),
-                                         value_title=t("sim.contribution"), max_width=280), width="content")
-st.latex(weighted_sum_latex(i, words, A, C))
-
+dim_labels = [t("sim.dim_short", k=k + 1) for k in range(X.shape[1])]
+matrices(X, S, A, C, words, dim_labels)
+one_word(X, A, C, words, dim_labels)
 panels.show_code(core.similarity, core.softmax, core.contextualize)
-
-st.subheader(t("sim.notice_header"))
-favourite = A.argmax(axis=1)
-safe = [md_escape(w) for w in words]
-pairs = ", ".join(f"**{safe[r]}** → {safe[favourite[r]]} ({A[r, favourite[r]]:.2f})" for r in range(n))
-st.markdown(t("sim.notice_favourite", pairs=pairs))
-others = [safe[r] for r in range(n) if favourite[r] != r]
-if others:
-    st.markdown(t("sim.notice_not_self", words=", ".join(f"**{w}**" for w in others)))
-st.markdown(t("sim.notice_points"))
-st.markdown(t("sim.notice_roles"))
+notice(A, words)

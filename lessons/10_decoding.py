@@ -1,4 +1,4 @@
-"""Lesson 10: decoding strategies (CURRICULUM.md, lesson 10).
+"""Lesson 10: decoding strategies (CURRICULUM.md, lesson 10), one part on screen at a time (ui/parts.py).
 
 Part 1: a hand-editable next-token distribution through core.sampling's filters (temperature, top-k, top-p)
 and seeded draws. Part 2: a trained model (ui.models) decodes the learner's input step by step, greedily and
@@ -21,7 +21,7 @@ from core.sampling import (
     top_p_filter,
 )
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
-from ui import charts, links, models, panels, scenes, state
+from ui import charts, links, models, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -34,6 +34,7 @@ STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "d
 INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
                 "too_short": "dec.err_too_short", "bad_format": "dec.err_bad_format"}
 TOY_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample)
+PARTS = ("toy", "model")  # the sub-lessons: a hand-made distribution, a trained model
 
 
 def toy_table() -> pd.DataFrame:
@@ -124,120 +125,143 @@ def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
     return "\n".join(out + ["}"])
 
 
+def toy_distributions(z: torch.Tensor, T: float, k: int, p: float, seed: int, n_draws: int) -> dict:
+    """The toy logits z (V,) through each filter: probabilities, kept tokens, and n_draws seeded draws' counts."""
+    V = len(z)
+    zT = apply_temperature(z, T)  # (V,)
+    Z = {"model": z, "temp": zT, "topk": top_k_filter(zT, k), "topp": top_p_filter(zT, p),
+         "all": filter_logits(z, T, k if k < V else None, p)}  # each (V,), -inf where removed
+    draws = sample(Z["all"], torch.Generator().manual_seed(seed), n_draws)  # (n_draws,)
+    return {"P": {name: softmax(v) for name, v in Z.items()},
+            "kept": {name: np.isfinite(v.numpy()) for name, v in Z.items()},
+            "counts": torch.bincount(draws, minlength=V).numpy()}  # counts: (V,)
+
+
+def decode_all(model, src: torch.Tensor, steps: int, strategy: dict, width: int, alpha: float, seed: int) -> dict:
+    """Greedy, one seeded sample, N_SAMPLES seeded samples and beam search of `src` (1, n_src), in eval mode."""
+    was_training = model.training
+    model.eval()  # shipped models already are; a model being trained here gets its mode back below
+    try:
+        return {"greedy": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, greedy=True),
+                "sampling": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                                         generator=torch.Generator().manual_seed(seed)),
+                "many": decode_steps(model, src.expand(N_SAMPLES, -1), steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                                     generator=torch.Generator().manual_seed(seed)),
+                "beam": beam_search(model, src, width, steps, BOS_ID, EOS_ID, alpha)}
+    finally:
+        model.train(was_training)
+
+
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "hot": {"dec_temp": 2.0, "dec_top_k": 3, "dec_top_p": 0.9},
-    "nucleus": {"dec_temp": 1.0, "dec_top_k": 6, "dec_top_p": 0.5, "dec_draws": 10000},
+    "hot": {"dec_part": "toy", "dec_temp": 2.0, "dec_top_k": 3, "dec_top_p": 0.9},
+    "nucleus": {"dec_part": "toy", "dec_temp": 1.0, "dec_top_k": 6, "dec_top_p": 0.5, "dec_draws": 10000},
     # the model's scenes put the toy distribution's controls back to their defaults
-    "long_answer": {"dec_model": "shipped:copy",
+    "long_answer": {"dec_part": "model", "dec_model": "shipped:copy",
                     "dec_text_shipped_copy": "16 5 1 1 12 8 6 10 10 5 14 2 4 8 17 16 2 12 19 7",
                     "dec_m_temp": 1.0, "dec_m_top_p": 1.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
-    "beam": {"dec_model": "shipped:addition", "dec_text_shipped_addition": "044+239", "dec_view": "beam",
-             "dec_width": 4, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
+    "beam": {"dec_part": "model", "dec_model": "shipped:addition", "dec_text_shipped_addition": "044+239",
+             "dec_view": "beam", "dec_width": 4, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
 }
 
-settings = state.settings()
-ss = st.session_state
-lang = settings.lang
-for name, value in (("dec_temp", 1.0), ("dec_top_k", 3), ("dec_top_p", 0.9), ("dec_draws", DRAWS[0]),
-                    ("dec_m_temp", 1.0), ("dec_m_top_p", 1.0), ("dec_m_seed", settings.seed), ("dec_width", 3),
-                    ("dec_alpha", 0.0), ("dec_view", "greedy"), ("dec_step", 1)):
-    ss.setdefault(name, value)
 
-st.title(t("dec.title"))
-scenes.picker("dec", SCENES)
-prose(t("dec.intro"))
-st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}} \qquad S_k = \operatorname{top}_k(p) \qquad "
-         r"S_p = \underset{S:\ \sum_{i \in S} p_i \,\ge\, p}{\arg\min} |S| \qquad "
-         r"\tilde{p}_i = \begin{cases} p_i / \sum_{j \in S} p_j & i \in S \\ 0 & i \notin S \end{cases}")
-prose(t("dec.equations"))
+def intro() -> str:
+    """Title, scenes, the filters' equations and the part picker; returns the chosen part."""
+    st.title(t("dec.title"))
+    scenes.picker("dec", SCENES)
+    prose(t("dec.intro"))
+    st.latex(r"p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}} \qquad S_k = \operatorname{top}_k(p) \qquad "
+             r"S_p = \underset{S:\ \sum_{i \in S} p_i \,\ge\, p}{\arg\min} |S| \qquad "
+             r"\tilde{p}_i = \begin{cases} p_i / \sum_{j \in S} p_j & i \in S \\ 0 & i \notin S \end{cases}")
+    prose(t("dec.equations"))
+    return parts.pick("dec_part", PARTS, label=t("dec.part"),
+                      format_func=lambda part, lang=lang: t(f"dec.{part}_header", lang))
 
-# ---- part 1: a toy distribution ------------------------------------------------------------------------
-st.subheader(t("dec.toy_header"))
-st.markdown(t("dec.toy_text"))
-editor_col, controls_col = st.columns([2, 3], gap="large")
-with editor_col:
-    edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
-                                  label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
-                                  max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
-    st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
-labels, V = edited.labels, len(edited.labels)
-ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
-with controls_col:
-    links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
-                  setting="dec_temp")
-    links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k", identity=(V,))
-    links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
-    links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
-    st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
-if edited.problems:
-    panels.problems_box(edited.problems)
 
-T, k, p, n_draws = float(ss["dec_temp"]), int(ss["dec_top_k"]), float(ss["dec_top_p"]), int(ss["dec_draws"])
-z = torch.tensor(edited.values[:, 0], dtype=torch.float64)  # (V,)
-zT = apply_temperature(z, T)  # (V,)
-Z = {"model": z, "temp": zT, "topk": top_k_filter(zT, k), "topp": top_p_filter(zT, p),
-     "all": filter_logits(z, T, k if k < V else None, p)}  # each (V,), -inf where removed
-P = {name: softmax(v) for name, v in Z.items()}
-kept = {name: np.isfinite(v.numpy()) for name, v in Z.items()}
-draws = sample(Z["all"], torch.Generator().manual_seed(settings.seed), n_draws)  # (n_draws,)
-counts = torch.bincount(draws, minlength=V).numpy()  # (V,)
+def toy_controls() -> panels.EditedMatrix:
+    """The editable logits beside T, k, p and the number of draws; returns the edited table."""
+    editor_col, controls_col = st.columns([2, 3], gap="large")
+    with editor_col:
+        edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
+                                      label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
+                                      max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
+        st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
+    V = len(edited.labels)
+    ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
+    with controls_col:
+        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
+                      setting="dec_temp")
+        links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k",
+                      identity=(V,))
+        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
+        links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
+        st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
+    if edited.problems:
+        panels.problems_box(edited.problems)
+    return edited
 
-left, right = st.columns(2, gap="large")
-bars(left, P["model"], labels, t("dec.chart_model"), marked=int(z.argmax()), color=charts.PALETTE["input"])
-bars(right, P["temp"], labels, t("dec.chart_temp", T=f"{T:g}"), ghost=P["model"])
-cols = st.columns(3, gap="medium")
-bars(cols[0], P["topk"], labels, t("dec.chart_topk", k=k), ghost=P["temp"], kept=kept["topk"])
-bars(cols[1], P["topp"], labels, t("dec.chart_topp", p=f"{p:g}"), ghost=P["temp"], kept=kept["topp"])
-bars(cols[2], P["all"], labels, t("dec.chart_all"), ghost=P["temp"], kept=kept["all"],
-     color=charts.PALETTE["output"])
-st.caption(t("dec.bars_caption"))
-st.markdown(t("dec.toy_summary", greedy=md_escape(labels[int(z.argmax())]), k=k, topk=word_list(labels, kept["topk"]),
-              p=f"{p:g}", topp=word_list(labels, kept["topp"]), mass=f"{P['temp'][kept['topp']].sum():.4f}",
-              all=word_list(labels, kept["all"])))
-left, right = st.columns([3, 2], gap="large")
-bars(left, counts, labels, t("dec.chart_draws", n=n_draws, seed=settings.seed), ghost=n_draws * P["all"],
-     kept=kept["all"], domain=None, value_format=".0f", color=charts.PALETTE["value"],
-     value_title=t("dec.col_draws"), ghost_title=t("dec.col_expected"))
-with right:
-    prose(t("dec.draws_text", n=n_draws))
-if settings.show_numbers:
-    table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {T:g}": P["temp"],
-                        f"top-k (k = {k})": P["topk"], f"top-p (p = {p:g})": P["topp"], t("dec.col_all"): P["all"],
-                        t("dec.col_draws"): counts, t("dec.col_expected"): n_draws * P["all"]},
-                       index=charts.unique_labels(labels)), "dec_toy_numbers")
 
-# ---- part 2: a trained model ---------------------------------------------------------------------------
-st.subheader(t("dec.model_header"))
-prose(t("dec.model_text"))
-choices = {c.id: c for c in models.choices()}
-ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "shipped:addition")
-if ss["dec_model"] not in choices:
-    ss["dec_model"] = next(iter(choices))
-pick_col, text_col = st.columns(2, gap="large")
-with pick_col:
-    links.control(st.selectbox, t("dec.model"), list(choices),
-                  format_func=lambda cid, lang=lang: choices[cid].label(lang), setting="dec_model",
-                  identity=tuple(choices))
-choice = choices[ss["dec_model"]]
-task, model = choice.task, choice.model
-text_key = f"dec_text_{choice.source}_{choice.task_name}"
-ss.setdefault(text_key, task.examples(1)[0][0])
-with text_col:
-    text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=task.examples(1)[0][0]),
-                         max_chars=INPUT_MAX_CHARS, setting=text_key)
-try:
-    src = task.encode_source(text)  # (1, n_src)
-except TaskInputError as error:
-    st.warning(input_problem(error, task), icon=":material/edit_note:")
-    src = None
+@st.fragment
+def toy() -> None:
+    """Part 1: a distribution to edit, each filter's effect, and seeded draws; its controls rerun this part only."""
+    st.subheader(t("dec.toy_header"))
+    st.markdown(t("dec.toy_text"))
+    edited = toy_controls()
+    labels = edited.labels
+    T, k, p, n_draws = float(ss["dec_temp"]), int(ss["dec_top_k"]), float(ss["dec_top_p"]), int(ss["dec_draws"])
+    z = torch.tensor(edited.values[:, 0], dtype=torch.float64)  # (V,)
+    D = toy_distributions(z, T, k, p, settings.seed, n_draws)
+    P, kept, counts = D["P"], D["kept"], D["counts"]
+    left, right = st.columns(2, gap="large")
+    bars(left, P["model"], labels, t("dec.chart_model"), marked=int(z.argmax()), color=charts.PALETTE["input"])
+    bars(right, P["temp"], labels, t("dec.chart_temp", T=f"{T:g}"), ghost=P["model"])
+    cols = st.columns(3, gap="medium")
+    bars(cols[0], P["topk"], labels, t("dec.chart_topk", k=k), ghost=P["temp"], kept=kept["topk"])
+    bars(cols[1], P["topp"], labels, t("dec.chart_topp", p=f"{p:g}"), ghost=P["temp"], kept=kept["topp"])
+    bars(cols[2], P["all"], labels, t("dec.chart_all"), ghost=P["temp"], kept=kept["all"],
+         color=charts.PALETTE["output"])
+    st.caption(t("dec.bars_caption"))
+    st.markdown(t("dec.toy_summary", greedy=md_escape(labels[int(z.argmax())]), k=k,
+                  topk=word_list(labels, kept["topk"]), p=f"{p:g}", topp=word_list(labels, kept["topp"]),
+                  mass=f"{P['temp'][kept['topp']].sum():.4f}", all=word_list(labels, kept["all"])))
+    left, right = st.columns([3, 2], gap="large")
+    bars(left, counts, labels, t("dec.chart_draws", n=n_draws, seed=settings.seed), ghost=n_draws * P["all"],
+         kept=kept["all"], domain=None, value_format=".0f", color=charts.PALETTE["value"],
+         value_title=t("dec.col_draws"), ghost_title=t("dec.col_expected"))
+    with right:
+        prose(t("dec.draws_text", n=n_draws))
+    if settings.show_numbers:
+        table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {T:g}": P["temp"],
+                            f"top-k (k = {k})": P["topk"], f"top-p (p = {p:g})": P["topp"], t("dec.col_all"): P["all"],
+                            t("dec.col_draws"): counts, t("dec.col_expected"): n_draws * P["all"]},
+                           index=charts.unique_labels(labels)), "dec_toy_numbers")
+    panels.show_code(*TOY_CODE)
 
-if src is not None:
-    names = task.tgt_vocab.tokens
-    Vm = len(names)
+
+def model_and_input() -> tuple:
+    """The model to decode with and the learner's input; returns (choice, text)."""
+    choices = {c.id: c for c in models.choices()}
+    ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "shipped:addition")
+    if ss["dec_model"] not in choices:
+        ss["dec_model"] = next(iter(choices))
+    pick_col, text_col = st.columns(2, gap="large")
+    with pick_col:
+        links.control(st.selectbox, t("dec.model"), list(choices),
+                      format_func=lambda cid, lang=lang: choices[cid].label(lang), setting="dec_model",
+                      identity=tuple(choices))
+    choice = choices[ss["dec_model"]]
+    example = choice.task.examples(1)[0][0]
+    text_key = f"dec_text_{choice.source}_{choice.task_name}"
+    ss.setdefault(text_key, example)
+    with text_col:
+        text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=example),
+                             max_chars=INPUT_MAX_CHARS, setting=text_key)
+    return choice, text
+
+
+def strategy_controls(Vm: int) -> dict:
+    """The three strategies' headers and their settings; returns core.sampling's strategy keywords."""
     if ss.get("dec_m_vocab") != Vm:  # a new vocabulary: top-k starts "off" (k = V)
         ss["dec_m_vocab"], ss["dec_m_top_k"] = Vm, Vm
-    expected = task.format_target(task.answer(task.parse(text)))
-    st.markdown(t("dec.expected", source=md_escape(text), expected=md_escape(expected)))
     g_col, s_col, b_col = st.columns(3, gap="large")
     with g_col:
         st.markdown(f"#### {t('dec.greedy')}")
@@ -253,24 +277,16 @@ if src is not None:
         st.markdown(f"#### {t('dec.beam')}")
         links.control(st.slider, t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), setting="dec_width")
         links.control(st.slider, t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), setting="dec_alpha")
-    mT, mk, mp, seed = float(ss["dec_m_temp"]), int(ss["dec_m_top_k"]), float(ss["dec_m_top_p"]), int(ss["dec_m_seed"])
-    strategy = {"temperature": mT, "top_k": mk if mk < Vm else None, "top_p": mp}
-    src = src.to(next(model.parameters()).device)
-    steps, was_training = task.max_tgt_len + 1, model.training
-    model.eval()  # shipped models already are; a model being trained here gets its mode back below
-    try:
-        greedy = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, greedy=True)
-        sampled = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                               generator=torch.Generator().manual_seed(seed))
-        many = decode_steps(model, src.expand(N_SAMPLES, -1), steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                            generator=torch.Generator().manual_seed(seed))
-        beam = beam_search(model, src, int(ss["dec_width"]), steps, BOS_ID, EOS_ID, float(ss["dec_alpha"]))
-    finally:
-        model.train(was_training)
-    best = beam.hypotheses[0]
-    outputs = {"greedy": (greedy.tokens[0].tolist(), log_prob(greedy)),
-               "sampling": (sampled.tokens[0].tolist(), log_prob(sampled)), "beam": (best.tokens, best.log_prob)}
+    mk = int(ss["dec_m_top_k"])
+    return {"temperature": float(ss["dec_m_temp"]), "top_k": mk if mk < Vm else None, "top_p": float(ss["dec_m_top_p"])}
 
+
+def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
+    """The three answers side by side, and what they say about greedy, sampling and beam search."""
+    greedy, best = runs["greedy"], runs["beam"].hypotheses[0]
+    outputs = {"greedy": (greedy.tokens[0].tolist(), log_prob(greedy)),
+               "sampling": (runs["sampling"].tokens[0].tolist(), log_prob(runs["sampling"])),
+               "beam": (best.tokens, best.log_prob)}
     st.markdown(f"#### {t('dec.compare_header')}")
     answer = {s: task.decode_target(ids) for s, (ids, _) in outputs.items()}
     table(pd.DataFrame({t("dec.col_output"): list(answer.values()),
@@ -282,7 +298,7 @@ if src is not None:
         kept_probs = torch.softmax(filter_logits(greedy.logits[0], **strategy), -1)  # (k, V)
         path_probs = kept_probs.gather(-1, greedy.tokens[0][:, None])  # (k, 1)
     gain = best.log_prob - outputs["greedy"][1]
-    sampled_texts = Counter(task.decode_target(row) for row in many.tokens.tolist())
+    sampled_texts = Counter(task.decode_target(row) for row in runs["many"].tokens.tolist())
     top_p_model = greedy.before[0].max(dim=-1).values  # (k,)
     st.markdown(t("dec.compare_text", mean=f"{float(top_p_model.mean()):.4f}", low=f"{float(top_p_model.min()):.4f}",
                   k=greedy.tokens.shape[1], same=f"{float(path_probs.prod()):.4f}", n=N_SAMPLES,
@@ -292,12 +308,39 @@ if src is not None:
         table(pd.DataFrame({t("dec.col_output"): list(sampled_texts),
                             t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
 
+
+@st.fragment
+def model_part() -> None:
+    """Part 2: a trained model decodes the learner's input three ways; its controls rerun this part only."""
+    st.subheader(t("dec.model_header"))
+    prose(t("dec.model_text"))
+    choice, text = model_and_input()
+    task, model = choice.task, choice.model
+    try:
+        src = task.encode_source(text)  # (1, n_src)
+    except TaskInputError as error:
+        st.warning(input_problem(error, task), icon=":material/edit_note:")
+        panels.show_code(*TOY_CODE)
+        return
+    expected = task.format_target(task.answer(task.parse(text)))
+    st.markdown(t("dec.expected", source=md_escape(text), expected=md_escape(expected)))
+    strategy = strategy_controls(len(task.tgt_vocab.tokens))
+    seed = int(ss["dec_m_seed"])
+    runs = decode_all(model, src.to(next(model.parameters()).device), task.max_tgt_len + 1, strategy,
+                      int(ss["dec_width"]), float(ss["dec_alpha"]), seed)
+    compare(runs, task, expected, strategy, seed)
+    step_through(runs, task, expected)
+    panels.show_code(*TOY_CODE, next_token_logits, decode_steps, beam_search)
+
+
+@st.fragment
+def step_through(runs: dict, task, expected: str) -> None:
+    """One strategy, one step at a time; the view, the step slider and its buttons rerun this section only."""
     st.markdown(f"#### {t('dec.steps_header')}")
     links.control(st.radio, t("dec.view"), list(STRATEGY_NAMES),
                   format_func=lambda s, lang=lang: t(STRATEGY_NAMES[s], lang), horizontal=True, setting="dec_view")
     view = ss["dec_view"]
-    n_steps = len(beam.steps) if view == "beam" else int(greedy.tokens.shape[1] if view == "greedy"
-                                                          else sampled.tokens.shape[1])
+    n_steps = len(runs["beam"].steps) if view == "beam" else int(runs[view].tokens.shape[1])
     ss["dec_step"] = min(max(1, int(ss["dec_step"])), n_steps)
     back, slider_col, forward = st.columns([2, 5, 2], vertical_alignment="bottom")
     back.button(t("dec.previous"), on_click=move_step, args=(-1, n_steps), icon=":material/chevron_left:",
@@ -309,49 +352,69 @@ if src is not None:
             links.control(st.slider, t("dec.step"), 1, n_steps, step=1, setting="dec_step", identity=(view, n_steps))
         else:
             st.caption(t("dec.one_step"))
-    s = int(ss["dec_step"])
-    if view != "beam":
-        trace = greedy if view == "greedy" else sampled
-        ids = trace.tokens[0].tolist()
-        chosen = ids[s - 1]
-        st.markdown(t("dec.decoder_input", step=s, tokens=" ".join(f"`{names[i]}`" for i in [BOS_ID, *ids[:s - 1]])))
-        before, after = trace.before[0, s - 1].double().cpu().numpy(), trace.after[0, s - 1].double().cpu().numpy()
-        left, right = st.columns(2, gap="large")
-        bars(left, before, names, t("dec.chart_step_model"), marked=chosen, color=charts.PALETTE["input"])
-        bars(right, after, names, t("dec.chart_step_after", strategy=t(STRATEGY_NAMES[view])), marked=chosen,
-             ghost=before, kept=after > 0, color=charts.PALETTE["output"])
-        st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=f"{before[chosen]:.4f}",
-                      p_after=f"{after[chosen]:.4f}", rank=int((before > before[chosen]).sum()) + 1))
-        if settings.show_numbers:
-            table(pd.DataFrame({t("dec.logit"): trace.logits[0, s - 1].double().cpu().numpy(), "softmax(z)": before,
-                                t("dec.col_after"): after}, index=names), "dec_step_numbers")
+    if view == "beam":
+        beam_step(runs["beam"], task, expected, int(ss["dec_step"]))
     else:
-        step, paths = beam.steps[s - 1], beam_paths(beam)
-        room = int(step.kept.sum())
-        st.markdown(t("dec.beam_step", step=s, alive=len(step.token) // Vm, V=Vm, m=len(step.token), kept=room))
-        st.graphviz_chart(tree_dot(beam, names, s, best.tokens), width="content")
-        st.caption(t("dec.tree_caption", lo=max(1, s - MAX_DRAWN_STEPS + 1), hi=s, cap=MAX_DRAWN_STEPS,
-                     pruned=PRUNED_SHOWN, m=len(step.token)))
-        shown = len(step.token) if settings.show_numbers else min(len(step.token), room + PRUNED_SHOWN)
-        parents = [paths[s - 2][int(step.parent[i])] if s > 1 else [] for i in range(shown)]
-        status = [t("dec.finished") if i < room and int(step.token[i]) == EOS_ID else
-                  t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
-        table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
-                            t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
-                            t("dec.col_logp"): step.log_prob[:shown].double().numpy(),
-                            t("dec.col_status"): status}), "dec_candidates")
-        st.markdown(f"##### {t('dec.final_header')}")
-        table(pd.DataFrame({t("dec.col_output"): [task.decode_target(h.tokens) for h in beam.hypotheses],
-                            t("dec.col_tokens_list"): [" ".join(names[x] for x in h.tokens) for h in beam.hypotheses],
-                            t("dec.col_finished"): ["✓" if h.finished else "✗" for h in beam.hypotheses],
-                            t("dec.col_logp"): [h.log_prob for h in beam.hypotheses],
-                            t("dec.col_score"): [h.score for h in beam.hypotheses],
-                            t("dec.col_right"): ["✓" if task.decode_target(h.tokens) == expected else "✗"
-                                                 for h in beam.hypotheses]},
-                           index=range(1, len(beam.hypotheses) + 1)), "dec_final")
-    panels.show_code(*TOY_CODE, next_token_logits, decode_steps, beam_search)
-else:
-    panels.show_code(*TOY_CODE)
+        token_step(runs[view], task.tgt_vocab.tokens, view, int(ss["dec_step"]))
 
+
+def token_step(trace, names: list[str], view: str, s: int) -> None:
+    """Step s of greedy or sampling: the decoder's input, the model's distribution and the strategy's."""
+    ids = trace.tokens[0].tolist()
+    chosen = ids[s - 1]
+    st.markdown(t("dec.decoder_input", step=s, tokens=" ".join(f"`{names[i]}`" for i in [BOS_ID, *ids[:s - 1]])))
+    before, after = trace.before[0, s - 1].double().cpu().numpy(), trace.after[0, s - 1].double().cpu().numpy()
+    left, right = st.columns(2, gap="large")
+    bars(left, before, names, t("dec.chart_step_model"), marked=chosen, color=charts.PALETTE["input"])
+    bars(right, after, names, t("dec.chart_step_after", strategy=t(STRATEGY_NAMES[view])), marked=chosen,
+         ghost=before, kept=after > 0, color=charts.PALETTE["output"])
+    st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=f"{before[chosen]:.4f}",
+                  p_after=f"{after[chosen]:.4f}", rank=int((before > before[chosen]).sum()) + 1))
+    if settings.show_numbers:
+        table(pd.DataFrame({t("dec.logit"): trace.logits[0, s - 1].double().cpu().numpy(), "softmax(z)": before,
+                            t("dec.col_after"): after}, index=names), "dec_step_numbers")
+
+
+def beam_step(beam, task, expected: str, s: int) -> None:
+    """Step s of beam search: the tree so far, the candidates (kept, finished, pruned) and the final beams."""
+    names = task.tgt_vocab.tokens
+    step, paths = beam.steps[s - 1], beam_paths(beam)
+    room = int(step.kept.sum())
+    st.markdown(t("dec.beam_step", step=s, alive=len(step.token) // len(names), V=len(names), m=len(step.token),
+                  kept=room))
+    st.graphviz_chart(tree_dot(beam, names, s, beam.hypotheses[0].tokens), width="content")
+    st.caption(t("dec.tree_caption", lo=max(1, s - MAX_DRAWN_STEPS + 1), hi=s, cap=MAX_DRAWN_STEPS,
+                 pruned=PRUNED_SHOWN, m=len(step.token)))
+    shown = len(step.token) if settings.show_numbers else min(len(step.token), room + PRUNED_SHOWN)
+    parents = [paths[s - 2][int(step.parent[i])] if s > 1 else [] for i in range(shown)]
+    status = [t("dec.finished") if i < room and int(step.token[i]) == EOS_ID else
+              t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
+    table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
+                        t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
+                        t("dec.col_logp"): step.log_prob[:shown].double().numpy(),
+                        t("dec.col_status"): status}), "dec_candidates")
+    st.markdown(f"##### {t('dec.final_header')}")
+    hyps = beam.hypotheses
+    right = ["✓" if task.decode_target(h.tokens) == expected else "✗" for h in hyps]
+    table(pd.DataFrame({t("dec.col_output"): [task.decode_target(h.tokens) for h in hyps],
+                        t("dec.col_tokens_list"): [" ".join(names[x] for x in h.tokens) for h in hyps],
+                        t("dec.col_finished"): ["✓" if h.finished else "✗" for h in hyps],
+                        t("dec.col_logp"): [h.log_prob for h in hyps], t("dec.col_score"): [h.score for h in hyps],
+                        t("dec.col_right"): right},
+                       index=range(1, len(hyps) + 1)), "dec_final")
+
+
+settings = state.settings()
+ss = st.session_state
+lang = settings.lang
+for name, value in (("dec_temp", 1.0), ("dec_top_k", 3), ("dec_top_p", 0.9), ("dec_draws", DRAWS[0]),
+                    ("dec_m_temp", 1.0), ("dec_m_top_p", 1.0), ("dec_m_seed", settings.seed), ("dec_width", 3),
+                    ("dec_alpha", 0.0), ("dec_view", "greedy"), ("dec_step", 1)):
+    ss.setdefault(name, value)
+
+if intro() == "toy":
+    toy()
+else:
+    model_part()
 st.subheader(t("dec.notice_header"))
 st.markdown(t("dec.notice_points"))

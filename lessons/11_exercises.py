@@ -25,27 +25,9 @@ COURSE_EX1 = ((0.4513, -0.1872), (1.2927, -0.6469), (0.9508, 0.8249))  # the cou
 KEEP_05 = ((0.0, 1.0), (0.0, 1.0), (0.0, 0.0))  # exercise 2, p = 0.5: first column and last row dropped
 TOL_OPTIONS = (0.0005, 0.001, 0.005, 0.01)
 EXERCISES = (1, 2, 3, 4, 5, 6)
-TITLES = {1: ("ex.e1_title", "ex.e1_question"), 2: ("ex.e2_title", "ex.e2_question"),
-          3: ("ex.e3_title", "ex.e3_question"), 4: ("ex.e4_title", "ex.e4_question"),
-          5: ("ex.e5_title", "ex.e5_question"), 6: ("ex.e6_title", "ex.e6_question")}
-QUESTIONS = (  # (id, question key, option keys, index of the right option, one explanation key per option)
-    ("residuals", "ex.q_residuals",
-     ("ex.q_residuals_o0", "ex.q_residuals_o1", "ex.q_residuals_o2", "ex.q_residuals_o3"), 1,
-     ("ex.q_residuals_e0", "ex.q_residuals_e1", "ex.q_residuals_e2", "ex.q_residuals_e3")),
-    ("prenorm", "ex.q_prenorm", ("ex.q_prenorm_o0", "ex.q_prenorm_o1", "ex.q_prenorm_o2", "ex.q_prenorm_o3"), 2,
-     ("ex.q_prenorm_e0", "ex.q_prenorm_e1", "ex.q_prenorm_e2", "ex.q_prenorm_e3")),
-    ("decoder", "ex.q_decoder", ("ex.q_decoder_o0", "ex.q_decoder_o1", "ex.q_decoder_o2", "ex.q_decoder_o3"), 0,
-     ("ex.q_decoder_e0", "ex.q_decoder_e1", "ex.q_decoder_e2", "ex.q_decoder_e3")),
-    ("training", "ex.q_training", ("ex.q_training_o0", "ex.q_training_o1", "ex.q_training_o2", "ex.q_training_o3"), 3,
-     ("ex.q_training_e0", "ex.q_training_e1", "ex.q_training_e2", "ex.q_training_e3")),
-    ("padding", "ex.q_padding", ("ex.q_padding_o0", "ex.q_padding_o1", "ex.q_padding_o2", "ex.q_padding_o3"), 1,
-     ("ex.q_padding_e0", "ex.q_padding_e1", "ex.q_padding_e2", "ex.q_padding_e3")),
-    ("inference", "ex.q_inference",
-     ("ex.q_inference_o0", "ex.q_inference_o1", "ex.q_inference_o2", "ex.q_inference_o3"), 2,
-     ("ex.q_inference_e0", "ex.q_inference_e1", "ex.q_inference_e2", "ex.q_inference_e3")),
-    ("recipe", "ex.q_recipe", ("ex.q_recipe_o0", "ex.q_recipe_o1", "ex.q_recipe_o2", "ex.q_recipe_o3"), 0,
-     ("ex.q_recipe_e0", "ex.q_recipe_e1", "ex.q_recipe_e2", "ex.q_recipe_e3")),
-)
+QUESTIONS = (("residuals", 1), ("prenorm", 2), ("decoder", 0), ("training", 3), ("padding", 1), ("inference", 2),
+             ("recipe", 0))  # (id, index of the right option); keys ex.q_<id>, its options _o<k>, explanations _e<k>
+OPTIONS = range(4)
 
 
 @dataclass(frozen=True)
@@ -254,10 +236,9 @@ def exercise(n: int, draw_inputs, parts: list[Part], draw_solution) -> None:
 
     A fragment: typing, checking or revealing reruns this exercise alone (the revealed solutions of the others
     cost ~0.3 s each); the whole page reruns only when the score changes or an answer carried forward changed."""
-    title, question = TITLES[n]
-    st.header(t(title), divider="gray")
+    st.header(t(f"ex.e{n}_title"), divider="gray")
     draw_inputs()
-    st.markdown(t(question))
+    st.markdown(t(f"ex.e{n}_question"))
     for col, part in zip(st.columns(len(parts), gap="large"), parts):
         with col:
             answer_editor(part)
@@ -387,9 +368,10 @@ def solution_6(F: dict) -> None:
 
 
 @st.fragment
-def ask(q: str, question: str, options: tuple, right: int, explanations: tuple, lang: str) -> None:
+def ask(q: str, right: int) -> None:
     """One conceptual question: a radio with nothing picked, Check, then every option explained. A fragment."""
-    choice = links.control(st.radio, t(question), range(len(options)), format_func=lambda k, o=options: t(o[k], lang),
+    lang = settings.lang
+    choice = links.control(st.radio, t(f"ex.q_{q}"), OPTIONS, format_func=lambda k: t(f"ex.q_{q}_o{k}", lang),
                            index=None, setting=f"ex_q_{q}")
     if st.button(t("ex.check"), key=f"ex_qcheck_{q}", icon=":material/rule:"):
         if choice is None:
@@ -403,10 +385,10 @@ def ask(q: str, question: str, options: tuple, right: int, explanations: tuple, 
     if record is not None:
         last = record["last"]
         (st.success if last == right else st.error)(
-            t("ex.mcq_right" if last == right else "ex.mcq_wrong", answer=t(options[last])))
-        marks = [":green[:material/check_circle:]" if k == right else ":red[:material/cancel:]" for k in range(4)]
-        st.markdown("\n".join(f"- {marks[k]} **{t(options[k])}**{t('ex.your_pick') if k == last else ''}: "
-                              f"{t(explanations[k])}" for k in range(len(options))))
+            t("ex.mcq_right" if last == right else "ex.mcq_wrong", answer=t(f"ex.q_{q}_o{last}")))
+        marks = [":green[:material/check_circle:]" if k == right else ":red[:material/cancel:]" for k in OPTIONS]
+        st.markdown("\n".join(f"- {marks[k]} **{t(f'ex.q_{q}_o{k}')}**{t('ex.your_pick') if k == last else ''}: "
+                              f"{t(f'ex.q_{q}_e{k}')}" for k in OPTIONS))
 
 
 def score() -> tuple[int, int]:
@@ -424,68 +406,94 @@ def score_box() -> None:
     reset_col.button(t("ex.reset_score"), on_click=reset_score, icon=":material/restart_alt:")
 
 
+@st.fragment
+def tolerance() -> None:
+    """The tolerance of the next Check: a result already shown keeps the one it was checked with, so moving it
+    reruns this control alone."""
+    links.control(st.select_slider, t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}",
+                  help=t("ex.tolerance_help"), setting="ex_tol")
+
+
+def intro():
+    """Title, the rules, the score box (filled last) and the two settings; returns the score's slot."""
+    st.title(t("ex.title"))
+    prose(t("ex.intro"))
+    score_slot = st.container(border=True)  # filled at the end, after this run's checks
+    tol_col, own_col = st.columns(2, gap="large")
+    with tol_col:
+        tolerance()
+    links.control(own_col.toggle, t("ex.own"), help=t("ex.own_help"), setting="ex_own")
+    st.markdown(t("ex.model", tokens=", ".join(map(str, SOURCE_TOKENS))))
+    return score_slot
+
+
+def layer_weights() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The course layer's weights and biases by the exercises' names (Q, K, V, O, and the FFN's 1 and 2)."""
+    layer = course_model().encoder.layers[0]
+    return {name: (numpy(mod.weight), numpy(mod.bias)) for name, mod in (
+        ("Q", layer.self_attn.q_proj), ("K", layer.self_attn.k_proj), ("V", layer.self_attn.v_proj),
+        ("O", layer.self_attn.out_proj), ("1", layer.ff.linear1), ("2", layer.ff.linear2))}
+
+
+def embedding_dropout_norm() -> None:
+    """Exercises 1 to 3: the embedding, dropout on its result and the first LayerNorm."""
+    E1 = solve_embedding()
+    exercise(1, lambda: st.latex(rf"\text{{tokens}} = [2, 2, 1] \qquad X = {tex(E1['X'])}"),
+             [Part("1_out", t("ex.part_embedded"), TOKENS, DIMS, E1["out"])], lambda: solution_1(E1))
+    x_in, x_caption = carried(1, "1_out", np.array(COURSE_EX1))
+    D = solve_dropout(x_in)
+    exercise(2, lambda: (st.caption(x_caption), st.latex(rf"x = {tex(x_in)} \qquad m_{{p = 0.5}} = {tex(KEEP_05, 0)}")),
+             [Part("2_p01", t("ex.part_p01"), TOKENS, DIMS, D["p01"]),
+              Part("2_p05", t("ex.part_p05"), TOKENS, DIMS, D["p05"])], lambda: solution_2(D))
+    N = solve_norm(x_in)
+    exercise(3, lambda: (st.caption(x_caption), st.latex(rf"x = {tex(x_in)} \qquad \varepsilon = 10^{{-6}},\ "
+                                                          r"\gamma = 1,\ \beta = 0")),
+             [Part("3_stats", t("ex.part_stats"), TOKENS, STATS, np.hstack([N["mean"], N["std"]])),
+              Part("3_normalized", t("ex.part_normalized"), TOKENS, DIMS, N["normalized"])],
+             lambda: solution_3(x_in, N))
+
+
+def attention_and_ffn(W: dict) -> None:
+    """Exercises 4 to 6: plain attention, the layer's attention with its weights, and the feed-forward sub-layer."""
+    course_z = np.round(solve_norm(COURSE_EX1)["normalized"], 4)  # the course's chain, 4 decimals at every step
+    course_a = np.round(solve_attention(tuple(map(tuple, course_z)))["out"], 4)
+    z_in, z_caption = carried(3, "3_normalized", course_z)
+    A = solve_sdpa(z_in)
+    exercise(4, lambda: (st.caption(z_caption), st.latex(rf"Q = K = V = Z = {tex(z_in)}")),
+             [Part("4_weights", t("ex.part_weights"), TOKENS, TOKENS, A["weights"]),
+              Part("4_out", t("ex.part_out"), TOKENS, DIMS, A["out"])], lambda: solution_4(A))
+    M = solve_attention(z_in)
+    exercise(5, lambda: inputs_5(z_in, z_caption, W),
+             [Part("5_weights", t("ex.part_weights"), TOKENS, TOKENS, M["weights"]),
+              Part("5_out", t("ex.part_attn_out"), TOKENS, DIMS, M["out"])], lambda: solution_5(M))
+    x6, x6_caption = carried(1, "1_out", np.array(COURSE_EX1))
+    a6, a6_caption = carried(5, "5_out", course_a)
+    F = solve_ffn(x6, a6)
+    exercise(6, lambda: inputs_6(x6, a6, f"{x6_caption} {a6_caption}", W),
+             [Part("6_normalized", t("ex.part_ffn_in"), TOKENS, DIMS, F["normalized"]),
+              Part("6_out", t("ex.part_ffn_out"), TOKENS, DIMS, F["out"])], lambda: solution_6(F))
+
+
+def questions() -> None:
+    """The conceptual questions, each its own fragment."""
+    st.header(t("ex.mcq_header"), divider="gray")
+    st.markdown(t("ex.mcq_intro"))
+    for q, right in QUESTIONS:
+        ask(q, right)
+
+
 settings = state.settings()
 ss = st.session_state
 for name, value in (("ex_tol", 0.001), ("ex_own", False), ("ex_results", {}), ("ex_checks", {}), ("ex_mcq", {}),
                     ("ex_revealed", set())):
     ss.setdefault(name, value)
-for q, *_ in QUESTIONS:
+for q, _ in QUESTIONS:
     ss.setdefault(f"ex_q_{q}", None)
 
-st.title(t("ex.title"))
-prose(t("ex.intro"))
-score_slot = st.container(border=True)  # filled at the end, after this run's checks
-tol_col, own_col = st.columns(2, gap="large")
-links.control(tol_col.select_slider, t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}",
-              help=t("ex.tolerance_help"), setting="ex_tol")
-links.control(own_col.toggle, t("ex.own"), help=t("ex.own_help"), setting="ex_own")
-st.markdown(t("ex.model", tokens=", ".join(map(str, SOURCE_TOKENS))))
-layer = course_model().encoder.layers[0]
-W = {name: (numpy(mod.weight), numpy(mod.bias)) for name, mod in (
-    ("Q", layer.self_attn.q_proj), ("K", layer.self_attn.k_proj), ("V", layer.self_attn.v_proj),
-    ("O", layer.self_attn.out_proj), ("1", layer.ff.linear1), ("2", layer.ff.linear2))}
-COURSE_Z = np.round(solve_norm(COURSE_EX1)["normalized"], 4)  # the course's chain, 4 decimals at every step
-COURSE_A = np.round(solve_attention(tuple(map(tuple, COURSE_Z)))["out"], 4)
-
-E1 = solve_embedding()
-exercise(1, lambda: st.latex(rf"\text{{tokens}} = [2, 2, 1] \qquad X = {tex(E1['X'])}"),
-         [Part("1_out", t("ex.part_embedded"), TOKENS, DIMS, E1["out"])], lambda: solution_1(E1))
-
-x_in, x_caption = carried(1, "1_out", np.array(COURSE_EX1))
-D = solve_dropout(x_in)
-exercise(2, lambda: (st.caption(x_caption), st.latex(rf"x = {tex(x_in)} \qquad m_{{p = 0.5}} = {tex(KEEP_05, 0)}")),
-         [Part("2_p01", t("ex.part_p01"), TOKENS, DIMS, D["p01"]),
-          Part("2_p05", t("ex.part_p05"), TOKENS, DIMS, D["p05"])], lambda: solution_2(D))
-
-N = solve_norm(x_in)
-exercise(3, lambda: (st.caption(x_caption), st.latex(rf"x = {tex(x_in)} \qquad \varepsilon = 10^{{-6}},\ "
-                                                      r"\gamma = 1,\ \beta = 0")),
-         [Part("3_stats", t("ex.part_stats"), TOKENS, STATS, np.hstack([N["mean"], N["std"]])),
-          Part("3_normalized", t("ex.part_normalized"), TOKENS, DIMS, N["normalized"])], lambda: solution_3(x_in, N))
-
-z_in, z_caption = carried(3, "3_normalized", COURSE_Z)
-A = solve_sdpa(z_in)
-exercise(4, lambda: (st.caption(z_caption), st.latex(rf"Q = K = V = Z = {tex(z_in)}")),
-         [Part("4_weights", t("ex.part_weights"), TOKENS, TOKENS, A["weights"]),
-          Part("4_out", t("ex.part_out"), TOKENS, DIMS, A["out"])], lambda: solution_4(A))
-
-M = solve_attention(z_in)
-exercise(5, lambda: inputs_5(z_in, z_caption, W),
-         [Part("5_weights", t("ex.part_weights"), TOKENS, TOKENS, M["weights"]),
-          Part("5_out", t("ex.part_attn_out"), TOKENS, DIMS, M["out"])], lambda: solution_5(M))
-
-x6, x6_caption = carried(1, "1_out", np.array(COURSE_EX1))
-a6, a6_caption = carried(5, "5_out", COURSE_A)
-F = solve_ffn(x6, a6)
-exercise(6, lambda: inputs_6(x6, a6, f"{x6_caption} {a6_caption}", W),
-         [Part("6_normalized", t("ex.part_ffn_in"), TOKENS, DIMS, F["normalized"]),
-          Part("6_out", t("ex.part_ffn_out"), TOKENS, DIMS, F["out"])], lambda: solution_6(F))
-
-st.header(t("ex.mcq_header"), divider="gray")
-st.markdown(t("ex.mcq_intro"))
-for q, *question in QUESTIONS:
-    ask(q, *question, settings.lang)
-
+score_slot = intro()
+embedding_dropout_norm()
+attention_and_ffn(layer_weights())
+questions()
 panels.show_code(course_model, core.Embeddings.forward, dropout_with_mask, core.LayerNorm.forward,
                  core.scaled_dot_product_attention, core.MultiHeadAttention.forward, core.EncoderLayer.forward,
                  _Block.residual, core.FeedForward.forward, trace, wrong_entries)

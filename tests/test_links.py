@@ -133,8 +133,10 @@ def test_every_control_round_trips_through_the_link(lesson):
     changed = change_every_control(at)
     assert changed, "no control of the lesson was found"
     link = dict(at.query_params)
-    for name in changed:
-        if name.startswith("w_"):  # a lesson's own setting (bind's default widget key is "w_<setting>")
+    for name, kind in changed.items():
+        # a lesson's own setting (bind's default widget key is "w_<setting>") still drawn: a control a later change
+        # hid (another part of the lesson, ui/parts.py) leaves the link with what it showed
+        if name.startswith("w_") and find(at, kind, name) is not None:
             assert links.url_name(name.removeprefix("w_")) in link, (name, sorted(link))
 
     opened = start_page(ROOT / lesson, query=link)  # the lesson alone: each link value is applied as it is drawn

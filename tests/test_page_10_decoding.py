@@ -42,9 +42,11 @@ def ckpt():
     return {name: load_checkpoint(CHECKPOINT_DIR / f"{name}.pt") for name in SHIPPED}
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
+def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, part: str = "toy",
+          state: dict | None = None) -> AppTest:
+    """The lesson opened on one of its parts (the toy distribution unless told)."""
     lesson = str(PAGE.relative_to(ROOT)) if path == APP else None
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
+    return start_page(path, lang=lang, numbers=numbers, state={"dec_part": part} | (state or {}), lesson=lesson)
 
 
 def assert_clean(at: AppTest) -> None:
@@ -131,6 +133,12 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("dec.title", lang=lang)
     assert not at.warning
+    assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE[:5]]
+    assert "w_dec_model" not in [w.key for w in at.selectbox]  # the model part is neither run nor drawn
+    assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
+    widget(at, "radio", "w_dec_part").set_value("model").run()  # the second part: the toy one is gone
+    assert_clean(at)
+    assert not at.warning and "w_dec_temp" not in [w.key for w in at.slider]
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE]  # shown = run
     assert widget(at, "selectbox", "w_dec_model").value == model_id("addition")
     assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
@@ -216,7 +224,7 @@ def test_bad_toy_cells_give_a_message_and_keep_the_last_valid_table(change, prob
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_each_model_decodes_like_the_references(ckpt, name):
-    at = start(state={"dec_model": model_id(name)})
+    at = start(part="model", state={"dec_model": model_id(name)})
     assert_clean(at)
     model, task = ckpt[name].model, ckpt[name].task
     text = task.examples(1)[0][0]
@@ -236,7 +244,7 @@ def test_each_model_decodes_like_the_references(ckpt, name):
 
 
 def test_choosing_each_model_in_the_selectbox():
-    at = start()
+    at = start(part="model")
     box = widget(at, "selectbox", "w_dec_model")
     assert box.options == [t("models.shipped", task=t(f"task.{n}")) for n in SHIPPED]
     for name in SHIPPED:
@@ -252,7 +260,7 @@ def test_choosing_each_model_in_the_selectbox():
     ("copy", " ".join(["1"] * 21), "too_long"), ("copy", "   ", "empty")])
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_bad_inputs_give_translated_messages(name, text, code, lang):
-    at = start(lang=lang, state={"dec_model": model_id(name), f"dec_text_shipped_{name}": text})
+    at = start(lang=lang, part="model", state={"dec_model": model_id(name), f"dec_text_shipped_{name}": text})
     assert not at.exception and not at.error
     assert len(at.warning) == 1
     fixed = [piece for piece in re.split(r"\{[a-z]+\}", lookup(f"dec.err_{code}", lang)) if piece.strip()]
@@ -268,7 +276,7 @@ def test_bad_inputs_give_translated_messages(name, text, code, lang):
                                         ("dec_m_top_k", 13), ("dec_m_top_p", 0.05), ("dec_m_top_p", 1.0),
                                         ("dec_width", 1), ("dec_width", 8), ("dec_alpha", 0.0), ("dec_alpha", 2.0)])
 def test_model_controls_at_their_extremes(name, value):
-    at = start(state={"dec_view": "beam" if name in ("dec_width", "dec_alpha") else "sampling"})
+    at = start(part="model", state={"dec_view": "beam" if name in ("dec_width", "dec_alpha") else "sampling"})
     widget(at, "slider", f"w_{name}").set_value(value).run()
     assert_clean(at)
     assert widget(at, "slider", f"w_{name}").value == value
@@ -282,7 +290,7 @@ def test_model_controls_at_their_extremes(name, value):
 
 @pytest.mark.parametrize("seed", [0, 2**31 - 1])
 def test_sampling_seed_extremes_and_hot_sampling_disagrees(ckpt, seed):
-    at = start(state={"dec_model": model_id("copy"), "dec_m_temp": 3.0, "dec_m_seed": seed})
+    at = start(part="model", state={"dec_model": model_id("copy"), "dec_m_temp": 3.0, "dec_m_seed": seed})
     assert_clean(at)
     table = frame(at, "dec_compare")
     greedy, sampled = table[t("dec.col_output")].iloc[:2]
@@ -299,7 +307,7 @@ def test_sampling_seed_extremes_and_hot_sampling_disagrees(ckpt, seed):
 
 
 def test_stepping_through_greedy_and_sampling(ckpt):
-    at = start(state={"dec_model": model_id("parser")})
+    at = start(part="model", state={"dec_model": model_id("parser")})
     model, task = ckpt["parser"].model, ckpt["parser"].task
     src = task.encode_source(task.examples(1)[0][0])
     greedy = greedy_decode(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
@@ -330,7 +338,7 @@ def test_stepping_through_greedy_and_sampling(ckpt):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_beam_view_with_its_tree(ckpt, lang):
-    at = start(lang=lang, state={"dec_model": model_id("copy"), "dec_view": "beam", "dec_width": 8})
+    at = start(lang=lang, part="model", state={"dec_model": model_id("copy"), "dec_view": "beam", "dec_width": 8})
     assert_clean(at)
     model, task = ckpt["copy"].model, ckpt["copy"].task
     src = task.encode_source(task.examples(1)[0][0])
@@ -357,7 +365,7 @@ def test_beam_view_with_its_tree(ckpt, lang):
 
 
 def test_length_normalisation_reranks_by_score():
-    at = start(state={"dec_view": "beam", "dec_width": 8, "dec_alpha": 1.0, "dec_model": model_id("parser"),
+    at = start(part="model", state={"dec_view": "beam", "dec_width": 8, "dec_alpha": 1.0, "dec_model": model_id("parser"),
                       "dec_text_shipped_parser": "x=4+9"})
     assert_clean(at)
     final = frame(at, "dec_final")
@@ -371,7 +379,7 @@ def test_a_model_trained_in_this_session_comes_first(ckpt):
     model = copy.deepcopy(ckpt["addition"].model)
     run = SimpleNamespace(task_name="addition", pretrained=False,
                           trainer=SimpleNamespace(step=10, model=model, task=ckpt["addition"].task))
-    at = start(state={"train_run": run})
+    at = start(part="model", state={"train_run": run})
     assert_clean(at)
     box = widget(at, "selectbox", "w_dec_model")
     assert box.value == "session:addition"
@@ -383,7 +391,7 @@ def test_a_model_trained_in_this_session_comes_first(ckpt):
 
 
 def test_language_switch_keeps_the_choices():
-    at = start(state={"dec_model": model_id("parser"), "dec_m_temp": 2.0, "dec_view": "beam"})
+    at = start(part="model", state={"dec_model": model_id("parser"), "dec_m_temp": 2.0, "dec_view": "beam"})
     at.session_state["cfg_lang"] = "es"
     at.run()
     assert_clean(at)

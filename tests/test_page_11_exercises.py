@@ -336,7 +336,7 @@ def test_every_question_has_exactly_one_right_option():
     page = PAGE.read_text("utf-8")
     for q, right in (("residuals", 1), ("prenorm", 2), ("decoder", 0), ("training", 3), ("padding", 1),
                      ("inference", 2), ("recipe", 0)):
-        assert f'"ex.q_{q}_o3"), {right},' in page
+        assert f'("{q}", {right})' in page
         for lang in ("en", "es"):
             assert lookup(f"ex.q_{q}_e{right}", lang).startswith(("Right", "Correcto"))
             assert not any(lookup(f"ex.q_{q}_e{k}", lang).startswith(("Right", "Correcto"))
