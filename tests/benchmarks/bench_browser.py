@@ -325,6 +325,14 @@ def measure_floor(browser, reps: int) -> dict:
     return {"cold": cold, "step": step}
 
 
+def _progress(row: dict) -> str:
+    """One printed line per row as it is measured (a partial run still shows what it found)."""
+    if "wall_s" not in row:
+        return f"  {row['page']}: {row['action']}: {row['status']}"
+    return (f"  {row['page']}: {row['action']}: {row['wall_s']:.2f} s, server CPU {row['server_cpu_s']:.2f} s, "
+            f"browser CPU {row['browser_cpu_s']:.2f} s, {row['ws_kb']:.0f} kB, load {row['load']:.1f}")
+
+
 def measure_lessons(browser, pages: list[tuple[str, str]], reps: int) -> list[dict]:
     rows = []
     with running_app() as app:
@@ -332,16 +340,16 @@ def measure_lessons(browser, pages: list[tuple[str, str]], reps: int) -> list[di
         cold_open(browser, clock, app.url + "/")  # warm-up: the server's first session (imports, shipped models)
         for file, slug in pages:
             url = f"{app.url}/{slug}"
-            rows.append({"page": file, "action": "cold open", "kind": "navigation",
-                         **summary([cold_open(browser, clock, url) for _ in range(reps)])})
-            print(f"  {file}: cold open {rows[-1]['wall_s']:.2f} s", flush=True)
+            found = [{"page": file, "action": "cold open", "kind": "navigation",
+                      **summary([cold_open(browser, clock, url) for _ in range(reps)]), "load": os.getloadavg()[0]}]
             controls = INTERACTIONS.get(file, [])
             if not controls:
-                rows.append({"page": file, "action": "(no interactions listed)", "status": "missing"})
+                found.append({"page": file, "action": "(no interactions listed)", "status": "missing"})
             for row in interactions(browser, clock, url, controls, reps):
-                rows.append({"page": file, **row})
-                wall = f"{row['wall_s']:.2f} s" if "wall_s" in row else row["status"]
-                print(f"  {file}: {row['action']}: {wall}", flush=True)
+                found.append({"page": file, **row, "load": os.getloadavg()[0]})
+            for row in found:
+                print(_progress(row), flush=True)
+            rows += found
     return rows
 
 
@@ -401,8 +409,8 @@ def train_in_app(browser, clock: CpuClock, url: str, task: str) -> dict:
         session.close()
 
 
-def train_in_process(task: str, seed: int) -> float:
-    """Seconds to the first greedy exact match of 99%, trained and evaluated as lesson 9 does, without a UI:
+def train_in_process(task: str, seed: int) -> tuple[float, float]:
+    """(wall, CPU) seconds to the first greedy exact match of 99%, trained and evaluated as lesson 9 does, no UI:
     the task's fast preset and the page's defaults, an evaluation of 200 held-out examples at step 0 and then
     every `eval_every` steps (the attention snapshots the page takes at each evaluation are left out)."""
     import torch
@@ -411,14 +419,14 @@ def train_in_process(task: str, seed: int) -> float:
     from ui.training import EVAL_EXAMPLES, EVAL_SEED, MAX_EVALUATIONS
 
     torch.set_num_threads(1)  # as app.py
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     trainer = Trainer.from_preset(task, "fast", seed=seed)
     every = max(5, -(-trainer.train_cfg.steps // MAX_EVALUATIONS))  # ui.training.Run.eval_every
     while True:
         if evaluate(trainer.model, trainer.task, n=EVAL_EXAMPLES, seed=EVAL_SEED).exact_match >= TRAINING_GOAL_EM:
-            return time.perf_counter() - started
+            return time.perf_counter() - started, time.process_time() - cpu_started
         if trainer.done:
-            return float("nan")
+            return float("nan"), float("nan")
         for _ in trainer.steps(n=every):
             pass
 
@@ -444,8 +452,9 @@ def measure_training(browser, reps: int) -> list[dict]:
             print(f"  lesson 9, {task}: {row.get('wall_s', float('nan')):.2f} s in the app", flush=True)
     for row, task in zip(rows, TRAINING_TASKS):  # the server is stopped: the machine is as quiet as we can make it
         times = [train_in_process(task, DEFAULTS["seed"]) for _ in range(reps)]
-        row["in_process_s"] = statistics.median(times)
-        row["in_process_walls"] = [round(s, 2) for s in times]
+        row["in_process_s"] = statistics.median(wall for wall, _ in times)
+        row["in_process_cpu_s"] = statistics.median(cpu for _, cpu in times)  # compare with server_cpu_s
+        row["in_process_walls"] = [round(wall, 2) for wall, _ in times]
         print(f"  lesson 9, {task}: {row['in_process_s']:.2f} s in process", flush=True)
     return rows
 
@@ -479,7 +488,8 @@ def print_table(rows: list[dict]) -> None:
     for r in rows:
         ratio = _cell(r.get("ratio"), 1)
         if r.get("kind") == "training":
-            ratio = f"{ratio} (in process {_cell(r.get('in_process_s'))} s; browser busy {r['browser_busy']:.0%})" \
+            ratio = (f"{ratio} (in process {_cell(r.get('in_process_s'))} s, CPU {_cell(r.get('in_process_cpu_s'))} s; "
+                     f"browser busy {r['browser_busy']:.0%})") \
                 if "wall_s" in r else ratio
         print(f"| {Path(r['page']).stem} | {r['action']} | {_cell(r.get('wall_s'))} | {ratio} | "
               f"{_cell(r.get('server_cpu_s'))} | {_cell(r.get('browser_cpu_s'))} | {_cell(r.get('ws_kb'), 0)} | "
