@@ -89,13 +89,15 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_app(log_dir: Path | None = None, timeout: float = SERVER_START_SECONDS, options: dict | None = None):
-    """`streamlit run app.py` on a free port; yields an `App` once the health endpoint answers; always stops it.
-    `options` are more Streamlit config options, e.g. ``{"runner.fastReruns": "true"}``."""
+def running_app(log_dir: Path | None = None, timeout: float = SERVER_START_SECONDS, options: dict | None = None,
+                script: Path | str = "app.py"):
+    """`streamlit run app.py` (or `script`) on a free port, from the project root (so its .streamlit/config.toml
+    applies); yields an `App` once the health endpoint answers; always stops it. `options` are more Streamlit
+    config options, e.g. ``{"runner.fastReruns": "true"}``."""
     port = free_port()
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="streamlit-app-"))
     log_path = log_dir / "streamlit.log"
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
                "--browser.gatherUsageStats", "false"]
     for name, value in (options or {}).items():
@@ -142,6 +144,74 @@ def wait_for_app(page, timeout: float = PAGE_RUN_SECONDS) -> dict:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the app was still running after {timeout:.0f} s: {state}")
         page.wait_for_timeout(250)
+
+
+# Installed with `context.add_init_script(QUIET_JS)` before a page loads: the page's clock (performance.now(), ms
+# since its navigation started) of its last DOM mutation, long task or websocket message, of the first input (key
+# or pointer) since `window.__bench.reset()`, and whether the script ran since then (the script state went through
+# "running", or the server sent a message: a fast run can go and come back within one React render). Charts are drawn after the script has ended, so
+# the script state alone says "finished" too early; a page is settled when it is also quiet (see `wait_until_settled`).
+QUIET_JS = """(() => {
+  const bench = window.__bench = {last: 0, inputAt: null, sawRunning: false};
+  bench.reset = () => { bench.inputAt = null; bench.sawRunning = false; };
+  const touch = () => { bench.last = performance.now(); };
+  new MutationObserver(records => {
+    touch();
+    for (const r of records) {
+      if (r.attributeName === 'data-test-script-state'
+          && (r.oldValue === 'running' || r.target.getAttribute('data-test-script-state') === 'running')) {
+        bench.sawRunning = true;
+      }
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true,
+                        attributeOldValue: true});
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) bench.last = Math.max(bench.last, e.startTime + e.duration);
+  }).observe({type: 'longtask', buffered: true});
+  const NativeWebSocket = window.WebSocket;  // every message from the server is activity, and means a run
+  window.WebSocket = class extends NativeWebSocket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { touch(); bench.sawRunning = true; });
+    }
+  };
+  for (const type of ['keydown', 'pointerdown']) {
+    addEventListener(type, () => { if (bench.inputAt === null) bench.inputAt = performance.now(); }, true);
+  }
+})();"""
+_SETTLED_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]'), b = window.__bench;
+  return {
+    connection: app ? app.getAttribute('data-test-connection-state') : null,
+    script: app ? app.getAttribute('data-test-script-state') : null,
+    running: document.querySelector('[data-testid="stStatusWidget"]') !== null,
+    elements: document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]').length,
+    skeletons: document.querySelectorAll('[data-testid="stMain"] [data-testid="stSkeleton"]').length,
+    now: performance.now(), last: b.last, input_at: b.inputAt, saw_running: b.sawRunning,
+  };
+}"""
+QUIET_MS = 300  # no DOM mutation and no long task for this long: the browser has finished drawing
+RERUN_WAIT_SECONDS = 10  # after an input, how long to wait for the script to start before calling it "no rerun"
+
+
+def wait_until_settled(page, expect_run: bool = True, quiet_ms: float = QUIET_MS,
+                       timeout: float = PAGE_RUN_SECONDS, loading=lambda: 0) -> dict:
+    """Wait until the script has run (when `expect_run`) and ended, the main area is drawn (no skeleton left: a
+    widget's code is fetched the first time it is drawn), `loading()` (e.g. requests in flight) is 0 and the page
+    has been quiet for `quiet_ms`; needs `QUIET_JS` installed. Returns the last state: `last` is the page-clock time
+    (ms) the page went quiet, `input_at` that of the input after `window.__bench.reset()`, and `saw_running`
+    False when the input started no run within RERUN_WAIT_SECONDS."""
+    start, deadline = time.monotonic(), time.monotonic() + timeout
+    while True:
+        state = page.evaluate(_SETTLED_JS)
+        waited_for_run = expect_run and not state["saw_running"] and time.monotonic() - start < RERUN_WAIT_SECONDS
+        idle = (state["connection"] == "CONNECTED" and state["script"] == "notRunning" and not state["running"]
+                and state["elements"] > 0 and not state["skeletons"] and not loading())
+        if idle and not waited_for_run and state["now"] - state["last"] >= quiet_ms:
+            return state
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the page did not settle within {timeout:.0f} s: {state}")
+        page.wait_for_timeout(50)
 
 
 def nav_pages(page) -> list[tuple[str, str]]:
