@@ -152,17 +152,16 @@ def weights_caption(weights: np.ndarray, keep: np.ndarray) -> str:
 
 
 def show_steps(mats: list[np.ndarray], tokens: list[str], key: str, scores_title: str, scores_caption: str) -> None:
-    """The five steps, each a matrix panel: three then two side by side for short sentences, two a row otherwise."""
-    wide = len(tokens) > 6
-    slots = [*st.columns(2, gap="large"), *st.columns(2, gap="large"), st.container()] if wide else \
-        [*st.columns(3, gap="medium"), *st.columns(3, gap="medium")[:2]]
+    """The five steps, each a matrix panel, two side by side: three would not fit with their legends on a 1366-pixel
+    screen (each chart is its plotting area plus about 120 px of labels and legend)."""
+    slots = [*st.columns(2, gap="large"), *st.columns(2, gap="large"), st.container()]
     titles = [scores_title, *map(t, STEP_TITLES)]
     captions = [scores_caption, t("masks.mask_caption"), t("masks.additive_caption"), t("masks.masked_caption"),
                 weights_caption(mats[4], mats[1])]
     for slot, m, title, caption, scale, name in zip(slots, mats, titles, captions, STEP_SCALES, STEP_NAMES):
         with slot:
             panels.matrix_panel(m, title=title, key=f"{key}_{name}", row_labels=tokens, col_labels=tokens,
-                                scale=scale, caption=caption, max_width=380 if wide else 200)
+                                scale=scale, caption=caption, max_width=260)
 
 
 def pattern(kind: str, n: int, width: int, dilation: int, n_global: int) -> tuple[torch.Tensor, list[int]]:
@@ -333,7 +332,7 @@ def conventions_part(settings: state.Settings) -> None:
             st.markdown(f"**{t(heading)}**")
             st.code(snippet, language="python", wrap_lines=True)
             panels.matrix_panel(matrix[b, 0].numpy(), title=t(title), key=f"masks_conv_{name}", row_labels=tokens[b],
-                                col_labels=tokens[b], scale="weights", caption=t(caption), max_width=200)
+                                col_labels=tokens[b], scale="weights", caption=t(caption), max_width=130)
     same = all(torch.equal(w, conv_weights[0]) for w in conv_weights)  # the three, exactly
     diff = float((conv_weights[0] - steps["weights"].cpu()).abs().max())  # against the live attention (any device)
     if agree and same and diff <= 1e-6:
@@ -361,7 +360,8 @@ def cost_chart(kind: str, totals: list[int]) -> None:
     series = {t("masks.cost_full"): [k * k for k in COST_NS], t(PATTERNS[kind]): totals}
     st.altair_chart(charts.growth_lines(COST_NS, series, x_title=t("masks.cost_x"), y_title=t("masks.cost_y"),
                                         title=t("masks.cost_title"),
-                                        colors=[charts.PALETTE["key"], charts.PALETTE["query"]]), width="content")
+                                        colors=[charts.PALETTE["key"], charts.PALETTE["query"]], width=280),
+                    width="content")
     st.caption(t("masks.cost_caption", n=big(COST_NS[-1]), full=big(COST_NS[-1] ** 2), kept=big(totals[-1]),
                  ratio=f"{COST_NS[-1] ** 2 / totals[-1]:.0f}"))
     if state.current().show_numbers:
@@ -390,7 +390,7 @@ def patterns_part(m: int) -> None:
     with pat_col:
         panels.matrix_panel(pattern_mask.double().numpy(), title=t(PATTERNS[kind]), key="masks_pattern_mask",
                             row_labels=labels, col_labels=labels, scale="weights",
-                            caption=t("masks.pattern_caption", words=len(words)), max_width=320)
+                            caption=t("masks.pattern_caption", words=len(words)), max_width=270)
         st.markdown(t("masks.kept", kept=big(int(per_row.sum())), total=big(m * m),
                       share=f"{per_row.sum() / (m * m):.1%}", lo=int(per_row.min()), hi=int(per_row.max())))
     with cost_col:
