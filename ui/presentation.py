@@ -98,7 +98,9 @@ def _button(side: str, target: st.Page | None, offset: int, **kwargs) -> None:
     sibling = parts.step(offset)
     if sibling is not None:
         setting, part = sibling
-        st.button(t(f"present.{side}", title=parts.label_of(setting, part)), key=f"present_{side}",
+        # A key of its own: a button keyed by its key alone keeps this click's value for the rerun, and the lesson's
+        # button drawn there (after the last part) must not take it for its own click.
+        st.button(t(f"present.{side}", title=parts.label_of(setting, part)), key=f"present_{side}_part",
                   shortcut=shortcut, on_click=_go_to_part, args=sibling, **kwargs)
     elif target is not None and st.button(t(f"present.{side}", title=target.title), key=f"present_{side}",
                                           shortcut=shortcut, **kwargs):
