@@ -13,7 +13,7 @@ import pytest
 from conftest import require_browser, start_page
 from streamlit.testing.v1 import AppTest
 
-from ui import presentation, state
+from ui import parts, presentation, state
 from ui.i18n import LANGUAGES, lookup, t
 from ui.lessons import PAGES, SECTIONS
 
@@ -47,7 +47,8 @@ def lang_of(at: AppTest) -> str:
 
 
 def nav_buttons(at: AppTest) -> dict[str, object]:
-    return {b.key: b for b in at.button if b.key in ("present_previous", "present_next")}
+    return {b.key: b for b in at.button
+            if b.key in ("present_previous", "present_next", "present_previous_part", "present_next_part")}
 
 
 def toggle(at: AppTest):
@@ -170,6 +171,9 @@ def test_next_walks_every_lesson_in_order_and_previous_walks_back():
     for i, (_, title_key, _) in enumerate(ORDER):
         assert_clean(at)
         assert at.title[0].value == t(title_key, lang="en"), i
+        while "present_next_part" in nav_buttons(at):  # a lesson's parts come first (ui/parts.py)
+            at.button(key="present_next_part").click().run()
+            assert at.title[0].value == t(title_key, lang="en"), i
         if i + 1 < len(ORDER):
             at.button(key="present_next").click().run()
     assert "present_next" not in nav_buttons(at)
@@ -194,12 +198,39 @@ def test_every_lesson_in_presentation_mode(index, lang):
         expected["present_previous"] = t("present.previous", lang=lang, title=t(ORDER[index - 1][2], lang=lang))
     if index + 1 < len(ORDER):
         expected["present_next"] = t("present.next", lang=lang, title=t(ORDER[index + 1][2], lang=lang))
+    if parts.CURRENT in at.session_state:  # a lesson with sub-lessons (ui/parts.py) opens on its first: Next walks
+        del expected["present_next"]
+        expected["present_next_part"] = t("present.next", lang=lang, title=at.session_state[parts.CURRENT][2][1])
     assert {k: b.label for k, b in buttons.items()} == expected
-    shortcuts = {"present_previous": "left", "present_next": "right"}
+    shortcuts = {"present_previous": "left", "present_next": "right", "present_next_part": "right"}
     assert all(b.proto.shortcut == shortcuts[k] for k, b in buttons.items())
     if path != "lessons/00_welcome.py":  # every lesson folds at least its introduction
         assert folded(at), "no explanation folded"
         assert len(folded(at)[0]) > 200
+
+
+def test_next_walks_every_part_of_a_lesson_then_the_next_lesson():
+    """Lesson 5's parts in order under Next (each drawn alone), Previous back, then Next past the last part leaves."""
+    path = "lessons/05_positional_encoding.py"
+    index = next(i for i, (p, _, _) in enumerate(ORDER) if p == path)
+    at = start_page(APP, query={"present": "1", "lang": "en"}, lesson=path)
+    setting, codes, labels = at.session_state[parts.CURRENT]
+    assert setting == "pe_part" and at.session_state[setting] == codes[0]
+    for code, label in zip(codes[1:], labels[1:]):
+        assert nav_buttons(at)["present_next_part"].label == t("present.next", lang="en", title=label)
+        nav_buttons(at)["present_next_part"].click().run()
+        assert_clean(at)
+        assert at.session_state[setting] == code and at.title[0].value == t("pe.title", lang="en")
+    assert "present_next" in nav_buttons(at)  # the last part: Next leaves the lesson
+    nav_buttons(at)["present_previous_part"].click().run()
+    assert at.session_state[setting] == codes[-2] and at.title[0].value == t("pe.title", lang="en")
+    nav_buttons(at)["present_next_part"].click().run()
+    assert at.session_state[setting] == codes[-1] and at.title[0].value == t("pe.title", lang="en")
+    next_title = t(ORDER[index + 1][2], lang="en")
+    assert nav_buttons(at)["present_next"].label == t("present.next", lang="en", title=next_title)
+    nav_buttons(at)["present_next"].click().run()
+    assert_clean(at)
+    assert at.title[0].value == t(ORDER[index + 1][1], lang="en")
 
 
 def test_the_catalog_section_is_complete():
