@@ -77,8 +77,20 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def frames(at: AppTest, lang: str = "en") -> dict[str, object]:
-    """The page's tables by name: matrix panels in page order, the other tables by their first column."""
+PARTS = ("order", "naive", "sinusoidal", "offset", "scale", "rope", "compare")
+PANELS = {"order": ["plain_original", "plain_moved", "pe_original", "pe_moved"], "naive": ["index", "learned"],
+          "sinusoidal": ["zoom"], "offset": ["dots"], "rope": ["rope_scores"]}  # matrix panels, in page order
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick one part of the lesson with its selector, as a learner does."""
+    widget(at, "radio", "w_pe_part").set_value(part).run()
+    assert_clean(at)
+    return at
+
+
+def frames(at: AppTest, lang: str = "en", part: str | None = None) -> dict[str, object]:
+    """The shown part's tables by name: matrix panels in page order, the other tables by their first column."""
     out: dict[str, object] = {}
     panels = []
     for f in (d.value for d in at.dataframe):
@@ -93,9 +105,28 @@ def frames(at: AppTest, lang: str = "en") -> dict[str, object]:
             out["scale"] = f
         else:
             panels.append(f)
-    names = ["plain_original", "plain_moved", "pe_original", "pe_moved"] if len(panels) == 9 else []
-    out.update(zip(names + ["index", "learned", "zoom", "dots", "rope_scores"], panels))
+    part = part or at.session_state["pe_part"]
+    names = PANELS.get(part, []) if len(panels) == len(PANELS.get(part, [])) else []
+    out.update(zip(names, panels))
     return out
+
+
+def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
+    """Open every part in turn and gather what they show: tables by name, messages, metrics, charts, headers,
+    and the sinusoidal table's picture."""
+    seen: dict[str, object] = {"frames": {}, "charts": 0, "header": []}
+    for kind in ("warning", "info", "caption", "success", "metric", "table"):
+        seen[kind] = []
+    for part in PARTS:
+        open_part(at, part)
+        seen["frames"].update(frames(at, lang, part))
+        seen["charts"] += len(at.get("vega_lite_chart"))
+        seen["header"] += [h.value for h in at.header]
+        for kind in ("warning", "info", "caption", "success", "metric", "table"):
+            seen[kind] += [e.value for e in getattr(at, kind)]
+        if part == "sinusoidal":
+            seen["image"] = chart_image(at)
+    return seen
 
 
 def chart_image(at: AppTest) -> np.ndarray:
@@ -116,21 +147,27 @@ def test_runs_in_both_languages(path, lang):
     at = start(path, lang=lang, numbers=False)
     assert_clean(at)
     assert at.title[0].value == t("pe.title", lang=lang)
-    assert not at.error and not at.warning
-    assert at.success[0].value == t("pe.learned_fits", lang=lang, n=5, L=16)
-    assert at.table[0].value.columns[0] == t("pe.kind_sinusoidal", lang=lang)
-    assert len(at.get("vega_lite_chart")) == 14
-    assert sorted(frames(at, lang)) == ["factors", "offset", "rope", "scale"]  # no matrix tables: numbers are off
+    assert at.session_state["pe_part"] == "order" and [h.value for h in at.header] == [t("pe.order_header", lang=lang)]
+    assert len(at.get("vega_lite_chart")) == 4  # one part at a time: the first one's four panels
+    seen = walk(at, lang)
+    assert not seen["warning"]
+    assert seen["success"] == [t("pe.learned_fits", lang=lang, n=5, L=16)]
+    assert seen["table"][0].columns[0] == t("pe.kind_sinusoidal", lang=lang)
+    assert seen["charts"] == 14  # every chart of the lesson, in its own part
+    assert seen["header"] == [t(f"pe.{key}_header", lang=lang)
+                              for key in ("order", "naive", "sin", "dot", "scale", "rope", "compare")]
+    assert sorted(seen["frames"]) == ["factors", "offset", "rope", "scale"]  # no matrix tables: numbers are off
 
 
 def test_defaults_show_the_right_numbers():
     at = start()
     assert_clean(at)
-    got, d, seed = frames(at), 64, 0
+    seen = walk(at)
+    got, d, seed = seen["frames"], 64, 0
     x, pe = token_vectors(SENTENCE, d, seed), pe_formula(128, d)
     # the sinusoidal table (float32 in the model) against the formula, and the picture's colours
     np.testing.assert_allclose(got["zoom"].to_numpy(float), pe[:24, :16], atol=2e-6)
-    pixels = chart_image(at)[:: round(360 / 128), :: round(520 / 64)]  # one pixel per value
+    pixels = seen["image"][:: round(360 / 128), :: round(520 / 64)]  # one pixel per value
     assert pixels.shape[:2] == (128, 64)
     assert np.abs(pixels.astype(int) - charts.colour_image(pe, (-1, 1)).astype(int)).max() <= 1
     # the frequency factors: i = 0, d/4, d/2 - 1 by default
@@ -152,7 +189,7 @@ def test_defaults_show_the_right_numbers():
         assert list(got[name].index) == rows
     np.testing.assert_allclose(got["plain_moved"].to_numpy(float)[::-1], got["plain_original"].to_numpy(float),
                                atol=1e-5)
-    gap_plain, gap_pe = (float(m.value) for m in at.metric[:2])
+    gap_plain, gap_pe = (float(value) for value in seen["metric"][:2])
     assert gap_plain < 1e-5 and gap_pe > 0.1
     want_gap = np.abs(attention(x[::-1] + pe[:5], seed)[::-1] - attention(x + pe[:5], seed)).max()
     assert gap_pe == pytest.approx(want_gap, abs=1e-3)
@@ -194,8 +231,10 @@ def test_largest_settings_in_spanish():
              "pe_perm": "shuffled", "pe_rope_pair": 15}
     at = start(lang="es", state=state)
     assert_clean(at)
-    assert not at.error and not at.warning and not at.info
-    got = frames(at, "es")
+    assert at.header[0].value == t("pe.order_header", lang="es")
+    seen = walk(at, "es")
+    assert not at.error and not seen["warning"] and not seen["info"]
+    got = seen["frames"]
     f = got["factors"]  # the course's numbers: 1, 100 and about 9646.6
     assert list(f.iloc[:, 0]) == [0, 128, 255]
     np.testing.assert_allclose(f.iloc[:, 3], [1.0, 100.0, 10000 ** (510 / 512)], rtol=1e-12)
@@ -204,8 +243,7 @@ def test_largest_settings_in_spanish():
     np.testing.assert_allclose(got["zoom"].to_numpy(float), pe_formula(24, 512)[:, :16], atol=2e-6)
     o = got["offset"]  # k = 511 leaves one start, p = 0
     assert list(o["p"]) == [0] and o.iloc[0, 2] == pytest.approx(o.iloc[0, 3], abs=1e-3)
-    assert chart_image(at).shape[:2] == (512, 512)  # one pixel per value
-    assert at.header[0].value == t("pe.order_header", lang="es")
+    assert seen["image"].shape[:2] == (512, 512)  # one pixel per value
 
 
 def test_smallest_settings_and_the_learned_limit():
@@ -214,10 +252,11 @@ def test_smallest_settings_and_the_learned_limit():
              "pe_learned_len": 1, "pe_perm": "shuffled", "pe_for_d": 8, "pe_dims": [], "pe_pairs": []}
     at = start(state=state)
     assert_clean(at)
-    assert [w.value for w in at.warning] == [t("pe.learned_too_long", n=2, L=1)]  # core's ValueError, explained
-    assert t("pe.no_dims") in [i.value for i in at.info]
-    assert t("pe.rope_dims_small", d=8) in [c.value for c in at.caption]  # d_k = 1: RoPE uses all of d_model
-    got = frames(at)
+    seen = walk(at)
+    assert seen["warning"] == [t("pe.learned_too_long", n=2, L=1)]  # core's ValueError, explained
+    assert t("pe.no_dims") in seen["info"]
+    assert t("pe.rope_dims_small", d=8) in seen["caption"]  # d_k = 1: RoPE uses all of d_model
+    got = seen["frames"]
     assert got["factors"].empty and got["zoom"].shape == (2, 8)
     assert list(got["plain_moved"].index) == ["flies", "time"]
     np.testing.assert_allclose(got["offset"].iloc[:, 2], sum(math.cos(1 / 10000 ** (2 * i / 8)) for i in range(4)),
@@ -225,31 +264,35 @@ def test_smallest_settings_and_the_learned_limit():
 
 
 def test_controls_change_what_is_shown():
-    at = start()
+    at = open_part(start(), "offset")
     before = frames(at)
     at.slider(key="w_pe_positions").set_value(10)
     widget(at, "slider", "w_pe_offset").set_value(7).run()  # both in one rerun
     assert_clean(at)
     got = frames(at)
-    assert got["zoom"].shape == (10, 16) and list(got["offset"]["p"]) == [0, 1, 2]
+    assert got["dots"].shape == (10, 10) and list(got["offset"]["p"]) == [0, 1, 2]
     expected = sum(math.cos(7 / 10000 ** (2 * i / 64)) for i in range(32))
     np.testing.assert_allclose(got["offset"].iloc[:, 2], expected, atol=1e-4)
     assert not np.allclose(got["offset"].iloc[0, 2], before["offset"].iloc[0, 2])
-    widget(at, "multiselect", "w_pe_pairs").set_value([5])
-    widget(at, "radio", "w_pe_perm").set_value("shuffled").run()
+    assert frames(open_part(at, "sinusoidal"))["zoom"].shape == (10, 16)  # the parts share the positions
+    widget(at, "multiselect", "w_pe_pairs").set_value([5]).run()
     assert list(frames(at)["factors"].iloc[:, 3]) == pytest.approx([10000 ** (10 / 64)])
+    widget(open_part(at, "order"), "radio", "w_pe_perm").set_value("shuffled").run()
     moved = frames(at)["plain_moved"]
     assert sorted(moved.index) == sorted(SENTENCE) and list(moved.index) != SENTENCE[::-1]
-    at.slider(key="w_pe_learned_len").set_value(3).run()
+    open_part(at, "naive").slider(key="w_pe_learned_len").set_value(3).run()
     assert [w.value for w in at.warning] == [t("pe.learned_too_long", n=5, L=3)]
+    compare = open_part(at, "compare").table[0].value  # the comparison follows the table's length
+    assert t("pe.learned_params", params=3 * 64, L=3, d=64) in compare.to_numpy()
 
 
 def test_odd_d_model_one_token_and_an_empty_sentence():
     state = {"cfg_d_model": 9, "cfg_heads": 1, "cfg_sentence": "hola", "cfg_sentence_text": "hola"}
     at = start(lang="es", state=state)
     assert_clean(at)
-    infos = [i.value for i in at.info]
+    infos = walk(at, "es")["info"]
     assert t("pe.order_one_token", lang="es") in infos and t("pe.odd_d", lang="es", d=9) in infos
+    open_part(at, "naive")
     widget(at, "text_input", "w_cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
     assert_clean(at)
     assert at.warning and frames(at, "es")["index"].index.tolist() == ["hola"]

@@ -209,6 +209,30 @@ def test_every_lesson_in_presentation_mode(index, lang):
         assert len(folded(at)[0]) > 200
 
 
+def test_next_walks_every_part_of_a_lesson_then_the_next_lesson():
+    """Lesson 5's parts in order under Next (each drawn alone), Previous back, then Next past the last part leaves."""
+    path = "lessons/05_positional_encoding.py"
+    index = next(i for i, (p, _, _) in enumerate(ORDER) if p == path)
+    at = start_page(APP, query={"present": "1", "lang": "en"}, lesson=path)
+    setting, codes, labels = at.session_state[parts.CURRENT]
+    assert setting == "pe_part" and at.session_state[setting] == codes[0]
+    for code, label in zip(codes[1:], labels[1:]):
+        assert nav_buttons(at)["present_next_part"].label == t("present.next", lang="en", title=label)
+        nav_buttons(at)["present_next_part"].click().run()
+        assert_clean(at)
+        assert at.session_state[setting] == code and at.title[0].value == t("pe.title", lang="en")
+    assert "present_next" in nav_buttons(at)  # the last part: Next leaves the lesson
+    nav_buttons(at)["present_previous_part"].click().run()
+    assert at.session_state[setting] == codes[-2] and at.title[0].value == t("pe.title", lang="en")
+    nav_buttons(at)["present_next_part"].click().run()
+    assert at.session_state[setting] == codes[-1] and at.title[0].value == t("pe.title", lang="en")
+    next_title = t(ORDER[index + 1][2], lang="en")
+    assert nav_buttons(at)["present_next"].label == t("present.next", lang="en", title=next_title)
+    nav_buttons(at)["present_next"].click().run()
+    assert_clean(at)
+    assert at.title[0].value == t(ORDER[index + 1][1], lang="en")
+
+
 def test_the_catalog_section_is_complete():
     for key in ("toggle", "toggle_help", "read", "previous", "next", "keys"):
         for lang in LANGUAGES:
