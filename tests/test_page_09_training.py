@@ -175,7 +175,7 @@ def test_bad_inputs_get_a_message_not_an_exception(task_name, text, code):
 @pytest.mark.parametrize("lang", ["en", "es"])
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
 def test_attention_maps_of_the_trained_model(lang, kind):
-    at = start(lang, train_task="parser", train_kind=kind)
+    at = start(lang, train_task="parser", train_kind=kind, train_part="attention")  # the attention tool
     button(at, "train.pretrained").click().run()
     assert_clean(at)
     charts = at.get("vega_lite_chart")
