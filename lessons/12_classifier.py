@@ -2,9 +2,9 @@
 
 Task core.classifier.RangeTask, model EncoderClassifier (core's Embeddings and Encoder, mean pooling, a linear
 head). Every run of the grid (depth N x pre-norm/post-norm) is a core.classifier.ClassifierRun kept in
-session_state under "clf_runs", keyed by everything that shapes its curves. While "clf_running" is set, a
-fragment reruns itself every RUN_EVERY s and advances the runs round-robin, one step each, for CHUNK_SECONDS;
-Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
+session_state under "clf_runs", keyed by everything that shapes its curves. While "clf_running" is set, the
+results section is a fragment that advances the runs round-robin, one step each, for CHUNK_SECONDS, then redraws
+itself (at most twice a second; its charts change only when an epoch ends); Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
 """
 import threading
 import time
@@ -35,7 +35,7 @@ NORMS = {"pre": "clf.norm_pre", "post": "clf.norm_post"}  # placement -> its nam
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 MAX_EPOCHS, MAX_STEPS, STEP_GRID, BATCH = 30, 200, 10, 64  # caps: at most 30 x 200 = 6,000 steps per run
 MAX_STORED = 20  # trained runs kept per session; the oldest one not on screen goes first
-CHUNK_SECONDS, RUN_EVERY = 0.25, 0.1
+CHUNK_SECONDS = RUN_EVERY = 0.5  # training per redraw of the results: at most two redraws a second
 LENGTH = RangeTask().length
 DEPTH_COLORS = {n: charts.CATEGORICAL[i] for i, n in enumerate(DEPTHS)}
 MEASURED = {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50}
@@ -148,15 +148,25 @@ def curves(keys: list[tuple], runs: list[ClassifierRun], epochs: int, field: str
             for key, run in zip(keys, runs)]
 
 
-def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
-    """The two charts, the table, the numbers and what these runs show."""
+def run_charts(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> tuple:
+    """Test accuracy and training loss per epoch, one line per run."""
     colors = {f"N = {n}": DEPTH_COLORS[n] for n in DEPTHS}
     common = {"x_title": t("clf.epoch"), "color_title": t("clf.depth"), "dash_title": t("clf.placement"),
               "colors": colors, "x_max": epochs, "width": 560}
-    st.altair_chart(charts.run_lines(curves(keys, runs, epochs, "test_accuracy"), y_title=t("clf.test_acc"),
-                                     y_domain=(0.0, 1.0), **common), width="content")
-    st.altair_chart(charts.run_lines(curves(keys, runs, epochs, "train_loss"), y_title=t("clf.train_loss"),
-                                     log_y=True, height=200, **common), width="content")
+    return (charts.run_lines(curves(keys, runs, epochs, "test_accuracy"), y_title=t("clf.test_acc"),
+                             y_domain=(0.0, 1.0), **common),
+            charts.run_lines(curves(keys, runs, epochs, "train_loss"), y_title=t("clf.train_loss"), log_y=True,
+                             height=200, **common))
+
+
+def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
+    """The two charts, the table, the numbers and what these runs show. The charts are built again only when an
+    epoch ended (kept in the session until then), so a redraw between epochs leaves them as they are."""
+    tag = (tuple(keys), tuple(len(r.history) for r in runs), epochs, settings.lang)
+    if ss.get("clf_charts_for") != tag:
+        ss["clf_charts"], ss["clf_charts_for"] = run_charts(keys, runs, epochs), tag
+    for chart in ss["clf_charts"]:
+        st.altair_chart(chart, width="content")
     st.caption(t("clf.charts_caption", test=RangeTask().test_size))
     table = summary_table(keys, runs, epochs)
     formats = {t("clf.col_final"): "%.4f", t("clf.col_best"): "%.4f", t("clf.col_loss"): "%.4f",
@@ -238,6 +248,90 @@ SCENES = {  # the three comparisons of PRESETS, as links; they set the controls 
                 "clf_lr": 0.01, "clf_minority": 8},
 }
 
+def intro() -> None:
+    st.title(t("clf.title"))
+    scenes.picker("clf", SCENES)
+    prose(t("clf.intro"))
+    st.latex(r"h = \mathrm{Encoder}_N\big(\sqrt{d}\,E[x] + PE\big) \qquad \bar{h} = \frac{1}{|R|}\sum_{i \in R} h_i"
+             r"\qquad p(c \mid x) = \mathrm{softmax}(W \bar{h} + b)")
+    prose(t("clf.equation_text"))
+
+
+def task_section() -> None:
+    """The task, and one sequence of each class at the chosen minority count."""
+    st.subheader(t("clf.task_header"))
+    prose(t("clf.task_text", length=LENGTH))
+    links.control(st.slider, t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"),
+                  setting="clf_minority")
+    minority = int(ss["clf_minority"])
+    for c, text in example_sequences(minority, settings.seed):
+        st.markdown(t("clf.example", c=c, tokens=text))
+    st.caption(t("clf.task_easy") if minority == 0 else
+               t("clf.task_hard", m=minority, majority=LENGTH - minority, length=LENGTH))
+
+
+def grid_section() -> None:
+    """The grid of runs (depths x placements), the schedule, and the three presets."""
+    st.subheader(t("clf.grid_header"))
+    prose(t("clf.grid_text"))
+    left, right = st.columns(2, gap="large")
+    with left:
+        links.control(st.multiselect, t("clf.depths"), DEPTHS, help=t("clf.depths_help"), setting="clf_depths")
+        links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
+                      setting="clf_norms")  # Streamlit may call format functions outside the script run
+        links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}",
+                      help=t("clf.lr_help"), setting="clf_lr")
+    with right:
+        links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
+        links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,
+                      help=t("clf.steps_help", batch=BATCH), setting="clf_steps")
+        st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS),
+                     batch=BATCH, stored=MAX_STORED))
+    st.markdown(t("clf.presets"))
+    for col, name in zip(st.columns(len(PRESETS)), PRESETS):
+        col.button(t(PRESET_NAMES[name]), on_click=apply_preset, args=(name,), disabled=ss["clf_running"],
+                   key=f"clf_preset_{name}", width="stretch")
+
+
+def experiment(keys: list[tuple], epochs: int) -> None:
+    """Start, Stop and Reset, then the results: a fragment that trains a chunk and redraws while running."""
+    if not keys:
+        stop()
+        st.warning(t("clf.pick_one"), icon=":material/warning:")
+    running = ss["clf_running"]
+    stored = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
+    all_done = len(stored) == len(keys) and all(r.done(epochs) for r in stored)
+    buttons = st.columns([1, 1, 1, 3])
+    buttons[0].button(t("clf.continue" if any(r.step for r in stored) else "clf.start"), on_click=start,
+                      type="primary", icon=":material/play_arrow:", disabled=running or not keys or all_done,
+                      key="clf_start")
+    buttons[1].button(t("clf.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="clf_stop")
+    buttons[2].button(t("clf.reset"), on_click=reset, icon=":material/restart_alt:",
+                      disabled=running or not ss["clf_runs"], help=t("clf.reset_help"), key="clf_reset")
+    if ss.get("clf_refused"):
+        st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+                     minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
+    if keys:
+        st.fragment(live, run_every=RUN_EVERY if running else None)(keys, epochs, running)
+
+
+def parameters() -> None:
+    """P(N), the parameter count as a function of depth, with this model's numbers."""
+    st.subheader(t("clf.params_header"))
+    parts = parameter_formula(ClassifierConfig())
+    tex = {name: f"{value:,}".replace(",", "{,}") for name, value in parts.items()}  # 12{,}704: a TeX thousands comma
+    st.latex(rf"P(N) = \underbrace{{V d}}_{{{tex['embeddings']}}} + N\,\underbrace{{\big[4(d^2 + d) + 2 d\,d_{{ff}}"
+             rf" + d_{{ff}} + d + 4d\big]}}_{{{tex['layers']}}} + \underbrace{{2d}}_{{{tex['final_norm']}}}"
+             rf" + \underbrace{{2d + 2}}_{{{tex['head']}}}")
+    prose(t("clf.params_text"))
+
+
+def notice() -> None:
+    panels.show_code(RangeTask.sample, EncoderClassifier.forward, mean_pool, ClassifierRun.train_step, advance)
+    st.subheader(t("clf.notice_header"))
+    st.markdown(t("clf.notice_points"))
+
+
 settings = state.settings()
 ss = st.session_state
 for name, value in DEFAULTS.items():
@@ -247,72 +341,10 @@ ss.setdefault("clf_running", False)
 ss.setdefault("clf_token", uuid.uuid4().hex)  # this session's place among the server's training runs
 ss.setdefault("clf_stepping", threading.Lock())  # held while a chunk trains (see train_chunk)
 
-st.title(t("clf.title"))
-scenes.picker("clf", SCENES)
-prose(t("clf.intro"))
-st.latex(r"h = \mathrm{Encoder}_N\big(\sqrt{d}\,E[x] + PE\big) \qquad \bar{h} = \frac{1}{|R|}\sum_{i \in R} h_i"
-         r"\qquad p(c \mid x) = \mathrm{softmax}(W \bar{h} + b)")
-prose(t("clf.equation_text"))
-
-st.subheader(t("clf.task_header"))
-prose(t("clf.task_text", length=LENGTH))
-links.control(st.slider, t("clf.minority"), 0, (LENGTH - 1) // 2, help=t("clf.minority_help"), setting="clf_minority")
-minority = int(ss["clf_minority"])
-for c, text in example_sequences(minority, settings.seed):
-    st.markdown(t("clf.example", c=c, tokens=text))
-st.caption(t("clf.task_easy") if minority == 0 else
-           t("clf.task_hard", m=minority, majority=LENGTH - minority, length=LENGTH))
-
-st.subheader(t("clf.grid_header"))
-prose(t("clf.grid_text"))
-left, right = st.columns(2, gap="large")
-with left:
-    links.control(st.multiselect, t("clf.depths"), DEPTHS, help=t("clf.depths_help"), setting="clf_depths")
-    links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
-                  setting="clf_norms")  # Streamlit may call format functions outside the script run
-    links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}", help=t("clf.lr_help"),
-                  setting="clf_lr")
-with right:
-    links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
-    links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,
-                  help=t("clf.steps_help", batch=BATCH), setting="clf_steps")
-    st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS), batch=BATCH,
-                 stored=MAX_STORED))
-st.markdown(t("clf.presets"))
-preset_cols = st.columns(len(PRESETS))
-for col, name in zip(preset_cols, PRESETS):
-    col.button(t(PRESET_NAMES[name]), on_click=apply_preset, args=(name,), disabled=ss["clf_running"],
-               key=f"clf_preset_{name}", width="stretch")
-
-keys = [run_key(n, p) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])]
-epochs = int(ss["clf_epochs"])
-if not keys:
-    stop()
-    st.warning(t("clf.pick_one"), icon=":material/warning:")
-running = ss["clf_running"]
-stored = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
-all_done = len(stored) == len(keys) and all(r.done(epochs) for r in stored)
-buttons = st.columns([1, 1, 1, 3])
-buttons[0].button(t("clf.continue" if any(r.step for r in stored) else "clf.start"), on_click=start, type="primary",
-                  icon=":material/play_arrow:", disabled=running or not keys or all_done, key="clf_start")
-buttons[1].button(t("clf.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="clf_stop")
-buttons[2].button(t("clf.reset"), on_click=reset, icon=":material/restart_alt:",
-                  disabled=running or not ss["clf_runs"], help=t("clf.reset_help"), key="clf_reset")
-if ss.get("clf_refused"):
-    st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
-                 minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
-if keys:
-    st.fragment(live, run_every=RUN_EVERY if running else None)(keys, epochs, running)
-
-st.subheader(t("clf.params_header"))
-parts = parameter_formula(ClassifierConfig())
-tex = {name: f"{value:,}".replace(",", "{,}") for name, value in parts.items()}  # 12{,}704: a TeX thousands comma
-st.latex(rf"P(N) = \underbrace{{V d}}_{{{tex['embeddings']}}} + N\,\underbrace{{\big[4(d^2 + d) + 2 d\,d_{{ff}}"
-         rf" + d_{{ff}} + d + 4d\big]}}_{{{tex['layers']}}} + \underbrace{{2d}}_{{{tex['final_norm']}}}"
-         rf" + \underbrace{{2d + 2}}_{{{tex['head']}}}")
-prose(t("clf.params_text"))
-
-panels.show_code(RangeTask.sample, EncoderClassifier.forward, mean_pool, ClassifierRun.train_step, advance)
-
-st.subheader(t("clf.notice_header"))
-st.markdown(t("clf.notice_points"))
+intro()
+task_section()
+grid_section()
+experiment([run_key(n, p) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])],
+           int(ss["clf_epochs"]))
+parameters()
+notice()

@@ -175,7 +175,7 @@ def test_bad_inputs_get_a_message_not_an_exception(task_name, text, code):
 @pytest.mark.parametrize("lang", ["en", "es"])
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
 def test_attention_maps_of_the_trained_model(lang, kind):
-    at = start(lang, train_task="parser", train_kind=kind)
+    at = start(lang, train_task="parser", train_kind=kind, train_part="attention")  # the attention tool
     button(at, "train.pretrained").click().run()
     assert_clean(at)
     charts = at.get("vega_lite_chart")
@@ -354,3 +354,57 @@ def test_a_run_stops_at_the_training_time_cap_and_keeps_its_model():
     assert [w.value for w in at.warning] == [t("train.time_cap", "en", minutes=10)]
     assert button(at, "train.continue").disabled
     assert not at.exception
+
+
+PART_HEADERS = {"try": "train.try_header", "attention": "train.attention_header",
+                "snapshots": "train.snapshots_header", "errors": "train.errors_header", "vocab": "train.vocab_header"}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_inspection_tools_are_drawn_one_at_a_time(lang):
+    at = start(lang, train_task="parser")
+    button(at, "train.pretrained").click().run()
+    for part, header in PART_HEADERS.items():
+        at.session_state["train_part"] = part
+        at.run()
+        assert_clean(at)
+        shown = [m.value for m in at.markdown if m.value.startswith("#### ")]
+        assert shown == [f"#### {t(header, lang)}"], part
+        facets = [c for c in at.get("vega_lite_chart") if '"facet"' in c.proto.spec]
+        assert bool(facets) == (part == "attention"), part
+        assert (len(at.text_input) == 1) == (part in ("try", "attention")), part
+        if part == "vocab":
+            task = models.shipped("parser").task
+            assert [len(d.value) for d in at.dataframe] == [len(task.src_vocab), len(task.tgt_vocab)]
+
+
+def test_error_analysis_waits_for_training_to_stop():
+    at = start(train_task="parser", train_steps=150, train_part="errors")
+    button(at, "train.start").click().run()
+    assert run_of(at).running
+    assert t("train.errors_wait", "en") in [i.value for i in at.info]
+    button(at, "train.stop").click().run()
+    assert_clean(at)
+    assert t("train.errors_wait", "en") not in [i.value for i in at.info]
+    report = at.session_state["train_errors"]
+    assert report.n == 1000 and at.session_state["train_errors_for"] == (run_of(at).token, run_of(at).trainer.step)
+
+
+def test_live_curves_are_rebuilt_only_when_an_evaluation_lands():
+    """Between evaluations a redraw sends the same charts (the browser leaves them as they are)."""
+    at = start(train_task="parser", train_steps=60)
+    button(at, "train.start").click().run()
+    seen = {}
+    for _ in range(200):
+        run = run_of(at)
+        charts = at.session_state["train_curves"]
+        last = run.evaluations[-1].step
+        assert seen.setdefault(last, charts) is charts
+        assert at.session_state["train_curves_for"] == (run.token, last, "en")
+        if not run.running:
+            break
+        at.run()
+    assert not run_of(at).running and len(seen) > 1
+    loss, accuracy = at.session_state["train_curves"]
+    assert len(accuracy.data) == 3 * len(run_of(at).evaluations)  # three curves, a point per evaluation
+    assert loss.data["x"].max() == run_of(at).trainer.step

@@ -242,3 +242,20 @@ def test_run_lines_carries_every_value_with_its_colour_and_dash_groups():
     logged = charts.run_lines([("a", "b", [1.0, 0.0, 0.01])], x_title="x", y_title="y", color_title="c",
                               dash_title="d", log_y=True).to_dict()
     assert [r["y"] for r in next(iter(logged["datasets"].values()))] == [1.0, None, 0.01]  # no 0 on a log axis
+
+
+def test_results_charts_are_rebuilt_only_when_an_epoch_ends():
+    """Between epochs a redraw sends the same charts (the browser leaves them as they are)."""
+    at = start(state=QUICK | {"clf_steps": 30})
+    at.button(key="clf_start").click().run()
+    seen = {}
+    for _ in range(80):
+        epochs = tuple(len(run.history) for run in runs(at).values())
+        assert seen.setdefault(epochs, at.session_state["clf_charts"]) is at.session_state["clf_charts"]
+        if not at.session_state["clf_running"]:
+            break
+        at.run()
+        assert_clean(at)
+    assert not at.session_state["clf_running"] and (2,) in seen
+    accuracy = at.session_state["clf_charts"][0]
+    assert len(accuracy.data) == 2  # one point per epoch of the one run
