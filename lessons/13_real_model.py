@@ -169,7 +169,7 @@ def model_view(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndar
     shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
     notes = [f"{t(PATTERN_NAMES[pretrained.PATTERNS[b]])} ({s_:.2f})" for b, s_ in zip(*strongest(R["patterns"]))]
     st.altair_chart(charts.attention_grid(shown_w, layer_names, head_names, value_title=t("real.weight"),
-                                          notes=notes, note_title=t("real.col_strongest"), width=820),
+                                          notes=notes, note_title=t("real.col_strongest"), width=700),
                     width="content")
     st.caption(t("real.model_view_caption_hidden" if hide else "real.model_view_caption", n=len(shown_labels)))
     return shown_w, shown_labels
@@ -243,7 +243,7 @@ def one_head(R: dict, labels: list[str]) -> None:
     for slot, (matrix, name) in zip(st.columns(2, gap="large"), ((q, "q"), (k, "k"))):
         with slot:
             panels.matrix_panel(matrix, title=t(f"real.{name}_title", layer=li + 1, head=hi + 1), key=f"real_{name}",
-                                row_labels=labels, col_labels=dims, max_width=400)
+                                row_labels=labels, col_labels=dims, max_width=280)
     recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
     panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels, col_labels=labels,
                         caption=t("real.scores_caption", d_k=cfg.d_k, root=f"{np.sqrt(cfg.d_k):.4f}",
