@@ -186,6 +186,8 @@ def extremes(w, kind: str) -> list[tuple[str, Any]]:
         lo = w.min if w.min is not None else -1e9
         hi = w.max if w.max is not None else 1e9
         values = [("min", lo), ("max", hi)]
+    elif kind == "radio" and stem(w.key).endswith("_part"):  # a lesson's sub-lessons (ui/parts.py): every one,
+        values = [(f"part {i + 1}", i) for i in range(len(w.options))]  # each brings its own controls on screen
     elif kind in ("selectbox", "radio"):
         values = [("first", 0), ("last", len(w.options) - 1)] if w.options else []
     elif kind == "select_slider":
