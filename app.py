@@ -45,7 +45,7 @@ with st.sidebar:
     st.caption(t("app.sidebar_caption"))
 st.session_state.pop(parts.CURRENT, None)  # a lesson with sub-lessons sets it again
 page.run()
-links.finish()
+links.finish(seek=parts.seek)  # a link's parameters of another part open that part
 with share:
     links.share()
 presentation.lesson_buttons(page, [p for pages in sections.values() for p in pages])  # in the sidebar's order

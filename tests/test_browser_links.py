@@ -89,3 +89,13 @@ def test_a_section_rerun_updates_the_address_and_the_share_box(app, page):
     wait_for_app(page)
     assert "mha_head=1" in share_box(page, "Link to this view")
     page.keyboard.press("Escape")
+
+
+def test_an_old_link_opens_the_part_its_settings_belong_to(app, page):
+    """A link made before lesson 5 was in parts (or by hand) names no part: the part whose control takes its
+    setting opens (ui/parts.seek), and nothing is reported unused."""
+    query = open_link(page, f"{app.url}/position-information?lang=en&pe_rope_pair=1")
+    assert query["pe_part"] == "rope" and query["pe_rope_pair"] == "1"
+    assert not page.locator('[data-testid="stToast"]').count()
+    query = open_link(page, f"{app.url}/position-information?lang=en&pe_part=order&pe_rope_pair=1")
+    assert query["pe_part"] == "order" and "pe_rope_pair" not in query  # the link's own part wins

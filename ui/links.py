@@ -196,15 +196,18 @@ def share() -> None:
                                   copy=html.escape(t("links.copy"))), unsafe_allow_javascript=True)
 
 
-def finish() -> None:
+def finish(seek: Callable[[dict], bool] | None = None) -> None:
     """After the page (app.py): drop the parameters no control of this page wrote, report the link's
-    parameters that no control used, and run once more if a link value was applied mid-page."""
+    parameters that no control used, and run once more if a link value was applied mid-page or if `seek`
+    (ui.parts.seek) opened another part of the lesson for the parameters still waiting."""
     ss = st.session_state
     keep = set(state.URL_NAMES) | ss.pop(SEEN, set())
     for name in [name for name in st.query_params if name not in keep]:
         del st.query_params[name]
     if ss.pop(APPLIED, False):
         st.rerun()  # the rest of the link waits: a control drawn only now (e.g. in an opened mode) takes it
+    if seek is not None and seek(ss.get(state.PENDING, {})):
+        st.rerun()
     unused = ss.pop(state.PENDING, {})
     if unused:
         st.toast(t("links.unused", names=", ".join(sorted(unused))), icon=":material/link_off:")

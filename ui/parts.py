@@ -11,9 +11,10 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from . import links
+from . import links, state
 
 CURRENT = "cfg_parts_current"  # this run's picker: (setting, codes, labels); app.py clears it before the lesson
+TRIED = "cfg_parts_tried"  # {part: link parameters still unused with it open}, while a link's owner is sought
 
 
 def pick(setting: str, parts: Sequence[str], *, label: str, format_func: Callable[[str], str]) -> str:
@@ -22,6 +23,8 @@ def pick(setting: str, parts: Sequence[str], *, label: str, format_func: Callabl
     if ss.get(setting) not in parts:
         ss[setting] = parts[0]
     ss[CURRENT] = (setting, tuple(parts), tuple(format_func(p) for p in parts))
+    if links.url_name(setting) in ss.get(state.PENDING, {}):  # the link names its part: nothing to seek
+        ss[TRIED] = dict.fromkeys(parts, 0)
     return links.control(st.radio, label, list(parts), format_func=format_func, horizontal=True, setting=setting)
 
 
@@ -39,3 +42,25 @@ def label_of(setting: str, part: str) -> str:
     """The translated label of `part` in this run's picker."""
     _, codes, labels = st.session_state[CURRENT]
     return labels[codes.index(part)]
+
+
+def seek(pending: dict) -> bool:
+    """Parameters of a link that no control of the open part took (`pending`) may belong to another part: a link
+    made before the lesson had parts, or by hand. Open each part in turn (True: run again), then the one that took
+    the most of them; False when there is nothing more to try (what is left is reported as unused)."""
+    ss = st.session_state
+    current = ss.get(CURRENT)
+    if not pending or not current:
+        ss.pop(TRIED, None)
+        return False
+    setting, codes, _ = current
+    tried = ss.setdefault(TRIED, {})
+    if ss[setting] in tried and len(tried) == len(codes):
+        return False  # every part tried, and the best one is open
+    tried[ss[setting]] = len(pending)
+    untried = [code for code in codes if code not in tried]
+    best = untried[0] if untried else min(codes, key=lambda code: tried[code])  # the first of the best
+    if best == ss[setting]:
+        return False
+    ss[setting] = best
+    return True
