@@ -1,6 +1,6 @@
 """Lesson 9: train a small Transformer here, then open that very model (CURRICULUM.md, lesson 9).
 
-Setup (task, preset, sizes) -> Start: `ui.training.Run` advances core.train.Trainer TRAIN_SECONDS at a time
+Setup (task, preset, sizes) -> Start: `ui.training.Run` advances core.train.Trainer CHUNK_SECONDS at a time
 inside a fragment that reruns itself while training, so the page redraws at most twice a second and only the
 live section -> live curves (their data changes only when an evaluation lands). Then the trained (or shipped)
 model, one inspection tool at a time (ui/parts.py): greedy decoding step by step on the learner's input, its
@@ -30,7 +30,7 @@ from core.train import (
 from ui import charts, limits, links, models, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
-from ui.training import KINDS, Run, attention_maps
+from ui.training import CHUNK_SECONDS, KINDS, Run, attention_maps
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
 D_MODELS, HEADS = (16, 32, 64, 128, 256), (1, 2, 4, 8)  # every d_model here is a multiple of every head count
@@ -40,7 +40,6 @@ MAX_LAYERS, MAX_STEPS, TOP_TOKENS = 4, 5000, 8
 CHART_WIDTH = 380  # two charts side by side in the wide layout
 POSITIONALS = ("sinusoidal", "learned", "rotary")
 ROLES = {PAD: "train.special_pad", BOS: "train.special_bos", EOS: "train.special_eos"}
-TRAIN_SECONDS = 0.5  # training per redraw of the live section: at most two redraws a second, a click waits <= this
 PARTS = ("try", "attention", "snapshots", "errors", "vocab")  # the inspection tools, one on screen at a time
 ss = st.session_state
 
@@ -282,12 +281,12 @@ def curves(run: Run) -> None:
 
 
 def train_chunk(run: Run) -> None:
-    """TRAIN_SECONDS of training if this run still holds its place (Run.advance never lets two threads step it)."""
+    """CHUNK_SECONDS of training if this run still holds its place (Run.advance never lets two threads step it)."""
     if not limits.claim(run.token):  # its place went to another run while it was away: wait for one
         run.running = False
         ss["train_refused"] = "train.refused_busy"
     else:
-        run.advance(TRAIN_SECONDS)
+        run.advance(CHUNK_SECONDS)
     if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
         run.running = False
         ss["train_capped"] = run.token
@@ -297,7 +296,7 @@ def train_chunk(run: Run) -> None:
 
 
 def live() -> None:
-    """A chunk of training (when running), then the progress. Reruns itself every TRAIN_SECONDS while running."""
+    """A chunk of training (when running), then the progress. Reruns itself every CHUNK_SECONDS while running."""
     run = ss.get(models.RUN_KEY)
     if run is None:
         st.info(t("train.no_run"), icon=":material/info:")
@@ -537,10 +536,10 @@ def intro() -> None:
 
 
 def training() -> None:
-    """The live section: a fragment that trains TRAIN_SECONDS, redraws itself, and goes on while the run runs."""
+    """The live section: a fragment that trains CHUNK_SECONDS, redraws itself, and goes on while the run runs."""
     st.subheader(t("train.live_header"))
     run = ss.get(models.RUN_KEY)
-    st.fragment(live, run_every=TRAIN_SECONDS if run is not None and run.running else None)()
+    st.fragment(live, run_every=CHUNK_SECONDS if run is not None and run.running else None)()
 
 
 def notice() -> None:

@@ -29,13 +29,13 @@ from core.classifier import (
 from ui import charts, limits, links, panels, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
+from ui.training import CHUNK_SECONDS
 
 DEPTHS = (1, 2, 3, 4, 6)
 NORMS = {"pre": "clf.norm_pre", "post": "clf.norm_post"}  # placement -> its name in the catalog
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 MAX_EPOCHS, MAX_STEPS, STEP_GRID, BATCH = 30, 200, 10, 64  # caps: at most 30 x 200 = 6,000 steps per run
 MAX_STORED = 20  # trained runs kept per session; the oldest one not on screen goes first
-CHUNK_SECONDS = RUN_EVERY = 0.5  # training per redraw of the results: at most two redraws a second
 LENGTH = RangeTask().length
 DEPTH_COLORS = {n: charts.CATEGORICAL[i] for i, n in enumerate(DEPTHS)}
 MEASURED = {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50}
@@ -312,7 +312,7 @@ def experiment(keys: list[tuple], epochs: int) -> None:
         st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
     if keys:
-        st.fragment(live, run_every=RUN_EVERY if running else None)(keys, epochs, running)
+        st.fragment(live, run_every=CHUNK_SECONDS if running else None)(keys, epochs, running)
 
 
 def parameters() -> None:

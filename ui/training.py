@@ -21,7 +21,8 @@ from core.checkpoints import Checkpoint
 from core.trace import run_with_trace
 from core.train import TrainConfig, Trainer, evaluate
 
-CHUNK_SECONDS = 0.25  # training time per fragment run: a click waits at most this long
+CHUNK_SECONDS = 0.5  # training between two redraws of a live section (lessons 9 and 12): at most two redraws a
+# second, and a click waits at most this long
 EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out draws behind the live accuracy curves (repeats count once)
 MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder masked self-attention, cross-attention
