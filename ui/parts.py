@@ -46,8 +46,9 @@ def label_of(setting: str, part: str) -> str:
 
 def seek(pending: dict) -> bool:
     """Parameters of a link that no control of the open part took (`pending`) may belong to another part: a link
-    made before the lesson had parts, or by hand. Open each part in turn (True: run again), then the one that took
-    the most of them; False when there is nothing more to try (what is left is reported as unused)."""
+    made before the lesson had parts, or by hand. Open each part in turn (True: run again), then the last part that
+    took any of them (the fewest left waiting); False when there is nothing more to try (what is left is reported
+    as unused)."""
     ss = st.session_state
     current = ss.get(CURRENT)
     if not pending or not current:
@@ -59,7 +60,7 @@ def seek(pending: dict) -> bool:
         return False  # every part tried, and the best one is open
     tried[ss[setting]] = len(pending)
     untried = [code for code in codes if code not in tried]
-    best = untried[0] if untried else min(codes, key=lambda code: tried[code])  # the first of the best
+    best = untried[0] if untried else min(codes, key=lambda code: tried[code])  # the first with the fewest left
     if best == ss[setting]:
         return False
     ss[setting] = best
