@@ -64,7 +64,8 @@ FLOOR_SCRIPT = 'import streamlit as st\n\nst.slider("Floor", 0, 100, 50)\n'
 GOAL_COLD, GOAL_INTERACTION, GOAL_BROWSER_CPU, GOAL_TRAINING = 2.5, 3.0, 0.3, 1.3
 TRAINING_TASKS, TRAINING_GOAL_EM, TRAINING_SECONDS = ("copy", "parser"), 0.99, 300
 
-# Per lesson file: (where, visible English label) of the controls measured, where = "main" or "sidebar". The
+# Per lesson file: (where, visible English label[, the link query that opens its part]) of the controls
+# measured, where = "main" or "sidebar"; a control of a lesson's part (ui/parts.py) is reached through its link. The
 # widget's kind (slider, selectbox, ...) is read from the page. The first control with that label is used.
 INTERACTIONS = {
     "lessons/00_welcome.py": [("sidebar", "Attention heads"), ("sidebar", "Show the numbers")],
@@ -73,22 +74,25 @@ INTERACTIONS = {
     "lessons/02_attention.py": [("main", "Query token"), ("main", "d_k, the length of q and k"),
                                 ("main", "Use one matrix for queries and keys (W_K = W_Q)"),
                                 ("sidebar", "Model width (d_model)")],
-    "lessons/03_masks.py": [("main", "Mask"), ("main", "Head"), ("main", "Window w (keys on each side)"),
+    "lessons/03_masks.py": [("main", "Head", "masks_part=batch"),
+                            ("main", "Window w (keys on each side)", "masks_part=patterns"),
                             ("sidebar", "Sequence length")],
     "lessons/04_multi_head.py": [("main", "Attention heads"), ("main", "Head"), ("sidebar", "Sequence length")],
-    "lessons/05_positional_encoding.py": [("main", "New order"), ("main", "Offset k"), ("main", "Positions shown"),
+    "lessons/05_positional_encoding.py": [("main", "New order"), ("main", "Offset k", "pe_part=offset"),
+                                          ("main", "Positions shown", "pe_part=sinusoidal"),
                                           ("sidebar", "Model width (d_model)")],
     "lessons/06_layer_norm.py": [("main", "Gain γ (the same for every dimension)"),
                                  ("main", "Write out the calculation for token"), ("main", "Layers in the stack (N)"),
                                  ("sidebar", "Random seed")],
-    "lessons/07_blocks.py": [("main", "Activation φ"), ("main", "Number of layers N"),
+    "lessons/07_blocks.py": [("main", "Activation φ"), ("main", "Number of layers N", "blocks_part=residual"),
                              ("main", "Where the LayerNorm goes"), ("sidebar", "Model width (d_model)")],
     "lessons/08_architecture.py": [("main", "Layers N (encoder and decoder each)"), ("main", "Where the LayerNorm goes"),
-                                   ("main", "Sequence length"), ("sidebar", "Model width (d_model)")],
+                                   ("main", "Sequence length", "arch_part=costs"),
+                                   ("sidebar", "Model width (d_model)")],
     "lessons/09_training.py": [("main", "Task"), ("main", "d_model"), ("main", "Training steps"),
                                ("sidebar", "Random seed")],
-    "lessons/10_decoding.py": [("main", "Temperature T"), ("main", "Beam width"), ("main", "Strategy to step through"),
-                               ("sidebar", "Random seed")],
+    "lessons/10_decoding.py": [("main", "Temperature T"), ("main", "Beam width", "dec_part=model"),
+                               ("main", "Strategy to step through", "dec_part=model"), ("sidebar", "Random seed")],
     "lessons/11_exercises.py": [("main", "Tolerance"),
                                 ("main", "How many residual connections does one encoder layer have?"),
                                 ("sidebar", "Show the numbers")],
@@ -267,7 +271,7 @@ def actor(page, container, kind: str, rep: int, start_option: int = 0):
     raise ValueError(kind)
 
 
-def interactions(browser, clock: CpuClock, url: str, controls: list[tuple[str, str]], reps: int) -> list[dict]:
+def interactions(browser, clock: CpuClock, url: str, controls: list[tuple[str, ...]], reps: int) -> list[dict]:
     """Every control of one lesson, `reps` times each, in one session (as a learner would)."""
     session = Session(browser)
     rows = []
@@ -275,9 +279,17 @@ def interactions(browser, clock: CpuClock, url: str, controls: list[tuple[str, s
         page = session.page
         page.goto(url, wait_until="commit")
         session.settle()
-        if any(where == "sidebar" for where, _ in controls):
+        if any(where == "sidebar" for where, *_ in controls):
             open_sidebar_settings(page)
-        for where, label in controls:
+        reloaded = False
+        for where, label, *part in controls:
+            if part:  # a control of one of the lesson's parts (ui/parts.py): open that part first (not timed)
+                page.goto(f"{url}{'&' if '?' in url else '?'}{part[0]}", wait_until="commit")
+                session.settle()
+                reloaded = True
+            if where == "sidebar" and reloaded:  # a new page: its sidebar settings are folded again
+                open_sidebar_settings(page)
+                reloaded = False
             found = find_control(page, where, label)
             row = {"action": f"{label} ({where})"}
             if found is None:
@@ -365,9 +377,10 @@ _METRIC_JS = """(label) => {
 
 
 def choose_option(page, container, text: str) -> None:
-    """Pick the option reading `text` in a selectbox (mouse: this is set-up, not timed)."""
-    container.locator('button[aria-haspopup="listbox"]').first.click()
-    page.locator('[role="option"]').filter(has_text=re.compile(rf"^\s*{re.escape(text)}\s*$", re.I)).first.click()
+    """Pick the option reading `text` in a selectbox (set-up, not timed)."""
+    container.locator("input").first.click()  # typing filters the options; Enter takes the first one left
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
 
 
 def train_in_app(browser, clock: CpuClock, url: str, task: str) -> dict:
