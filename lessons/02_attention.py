@@ -2,7 +2,7 @@
 
 X = E + PE (n x d_model) -> Q, K, V = X W_Q, X W_K, X W_V (n x d_k) -> softmax(Q Kᵀ / sqrt(d_k)) V, computed by
 core.scaled_dot_product_attention; then the asymmetry of Q Kᵀ, one query's dot products dimension by dimension,
-and the scaling experiment (core.analysis.scaling_experiment, core.saturation).
+and the scaling experiment (core.lab.analysis.scaling_experiment, core.lab.saturation).
 """
 import functools
 import math
@@ -12,8 +12,8 @@ import streamlit as st
 import torch
 
 import core
-from core.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
-from core.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
+from core.lab.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
+from core.lab.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
 from ui import charts, links, panels, scenes, state, tokens
 from ui.i18n import md_escape, t
 from ui.presentation import prose

@@ -11,8 +11,8 @@ import streamlit as st
 import torch
 
 import core
-from core import mask_conventions as conv
-from core.analysis import toy_embeddings
+from core.lab import mask_conventions as conv
+from core.lab.analysis import toy_embeddings
 from core.hooks import trace
 from core.masks import global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
 from ui import charts, links, panels, parts, scenes, state

@@ -9,7 +9,7 @@ import streamlit as st
 import torch
 
 import core
-import core.analysis
+import core.lab.analysis
 import core.hooks
 from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
@@ -58,7 +58,7 @@ def compute(tokens: tuple[str, ...], n_pad: int, d_model: int, heads: int, seed:
     words = [*tokens, *[PAD] * n_pad]
     ids = token_ids(tokens, n_pad).to(device)  # (1, n)
     n = ids.shape[1]
-    x = (core.analysis.toy_embeddings(words, d_model, seed) + core.sinusoidal_encoding(n, d_model))[None]  # (1, n, d)
+    x = (core.lab.analysis.toy_embeddings(words, d_model, seed) + core.sinusoidal_encoding(n, d_model))[None]  # (1, n, d)
     x = x.to(device)
     module = seeded_module(d_model, heads, seed).to(device)
     mask = build_mask(mask_kind, ids)
@@ -77,8 +77,8 @@ def compute(tokens: tuple[str, ...], n_pad: int, d_model: int, heads: int, seed:
               for name in ("q", "k", "v", "scores", "masked_scores", "weights", "heads")}
     arrays.update(x=x[0].cpu().double().numpy(), concat=concat[0].cpu().double().numpy(),
                   out=out[0].cpu().double().numpy(), keep=keep.expand(1, 1, n, n)[0, 0].cpu().double().numpy(),
-                  entropy=core.analysis.entropy(cache["hook_weights"][0]).cpu().double().numpy(),  # (h, n)
-                  distance=core.analysis.mean_attention_distance(cache["hook_weights"][0].cpu()).double().numpy())
+                  entropy=core.lab.analysis.entropy(cache["hook_weights"][0]).cpu().double().numpy(),  # (h, n)
+                  distance=core.lab.analysis.mean_attention_distance(cache["hook_weights"][0].cpu()).double().numpy())
     arrays["rebuild_error"] = float((rebuilt - out).abs().max())
     arrays["shapes"] = {k: tuple(v) for k, v in shapes.items()}
     arrays["params"] = [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
@@ -282,7 +282,7 @@ def parameters(R: dict, d_model: int, h: int) -> None:
     st.latex(tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
     prose(t("mha.params_text", h=h))
     panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, core.softmax,
-                     core.analysis.entropy, core.analysis.mean_attention_distance)
+                     core.lab.analysis.entropy, core.lab.analysis.mean_attention_distance)
 
 
 def notice(R: dict, labels: list[str], head_names: list[str], entropy: np.ndarray, distance: np.ndarray,

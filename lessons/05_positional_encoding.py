@@ -15,7 +15,8 @@ import streamlit as st
 import torch
 
 import core
-from core import analysis, positional
+from core import positional
+from core.lab import analysis
 from ui import charts, links, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose

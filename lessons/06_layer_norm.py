@@ -2,7 +2,7 @@
 
 X (n x d) -> per token mean and std -> (x - mean) / (std + eps) [annotated] or (x - mean) / sqrt(var + eps)
 [torch] -> gamma * normalized + beta, all by core.LayerNorm, read through its hook points (core.hooks.trace).
-Then the axis of batch normalization, and pre-norm vs post-norm (core.gradients.gradient_norms_at_init).
+Then the axis of batch normalization, and pre-norm vs post-norm (core.lab.gradients.gradient_norms_at_init).
 """
 import altair as alt
 import numpy as np
@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 import core
-from core.gradients import gradient_norms_at_init, parameter_gradient_norm
+from core.lab.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES

@@ -10,7 +10,7 @@ import streamlit as st
 import torch
 
 import core
-from core.analysis import toy_embeddings
+from core.lab.analysis import toy_embeddings
 from core.layers import ACTIVATION
 from ui import charts, links, panels, parts, scenes, state, tokens
 from ui.i18n import current_language, md_escape, t

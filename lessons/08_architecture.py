@@ -1,7 +1,7 @@
 """Lesson 8: the whole encoder-decoder model (CURRICULUM.md, lesson 8).
 
 A diagram with live shapes, an exact parameter count read off the real model (weights on torch's meta device, by
-core.costs, so nothing is allocated), the weight-only formulas beside it, the multiply-adds and memory of one
+core.lab.costs, so nothing is allocated), the weight-only formulas beside it, the multiply-adds and memory of one
 layer as the sequence grows, the RNN comparison and the published model sizes.
 """
 import numpy as np
@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import core
-from core import costs
+from core.lab import costs
 from ui import charts, links, panels, parts, scenes, state
 from ui.i18n import t
 from ui.presentation import prose

@@ -4,7 +4,7 @@ Setup (task, preset, sizes) -> Start: `ui.training.Run` advances core.train.Trai
 inside a fragment that reruns itself while training, so the page redraws at most twice a second and only the
 live section -> live curves (their data changes only when an evaluation lands). Then the trained (or shipped)
 model, one inspection tool at a time (ui/parts.py): greedy decoding step by step on the learner's input, its
-attention maps, snapshots taken during training, error analysis (core.errors), the vocabularies; the exports.
+attention maps, snapshots taken during training, error analysis (core.lab.errors), the vocabularies; the exports.
 """
 import altair as alt
 import numpy as np
@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from core.analysis import entropy
+from core.lab.analysis import entropy
 from core.checkpoints import load_checkpoint
 from core.decoding import greedy_decode
-from core.errors import error_report
+from core.lab.errors import error_report
 from core.model import build_model, count_parameters
 from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError, make_task
 from core.train import (

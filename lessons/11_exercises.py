@@ -1,6 +1,6 @@
 """Lesson 11: the course's six worked exercises and its conceptual questions (CURRICULUM.md, lesson 11).
 
-Every solution is computed live by core.exercises.course_model() (core.create_model with the course's weights),
+Every solution is computed live by core.lab.exercises.course_model() (core.create_model with the course's weights),
 read through core's hook points with core.hooks.trace: the embedding, the first LayerNorm, the attention and the
 second sub-layer of the pre-norm encoder layer. Answers are typed into tables and checked with a tolerance.
 """
@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 import core
-from core.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
+from core.lab.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
 from core.hooks import trace
 from core.layers import _Block
 from ui import links, panels, state

@@ -1,7 +1,7 @@
 """Lesson 12: an encoder classifier and the depth experiment (CURRICULUM.md, lesson 12).
 
-Task core.classifier.RangeTask, model EncoderClassifier (core's Embeddings and Encoder, mean pooling, a linear
-head). Every run of the grid (depth N x pre-norm/post-norm) is a core.classifier.ClassifierRun kept in
+Task core.lab.classifier.RangeTask, model EncoderClassifier (core's Embeddings and Encoder, mean pooling, a linear
+head). Every run of the grid (depth N x pre-norm/post-norm) is a core.lab.classifier.ClassifierRun kept in
 session_state under "clf_runs", keyed by everything that shapes its curves. While "clf_running" is set, the
 results section is a fragment that advances the runs round-robin, one step each, for CHUNK_SECONDS, then redraws
 itself (at most twice a second; its charts change only when an epoch ends); Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from core.classifier import (
+from core.lab.classifier import (
     CLASS_RANGES,
     ClassifierConfig,
     ClassifierRun,

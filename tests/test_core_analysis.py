@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from core.analysis import entropy, mean_attention_distance, scaling_experiment, toy_embeddings
+from core.lab.analysis import entropy, mean_attention_distance, scaling_experiment, toy_embeddings
 
 
 def test_entropy_of_uniform_and_one_hot_rows():

@@ -1,4 +1,4 @@
-"""core.classifier: the token-range task, the encoder classifier, its parameter count and the training run.
+"""core.lab.classifier: the token-range task, the encoder classifier, its parameter count and the training run.
 
 References are independent of the code under test: ranges and counts checked on the raw token ids, mean pooling
 against numpy, the parameter count against the formula written out here, and learning against a fixed budget.
@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.classifier import (
+from core.lab.classifier import (
     PAD_ID,
     ClassifierConfig,
     ClassifierRun,

@@ -1,4 +1,4 @@
-"""core.errors.error_report and Task.categories against references written here: Python integer arithmetic for
+"""core.lab.errors.error_report and Task.categories against references written here: Python integer arithmetic for
 carries, the operator read off the text, and a per-example greedy loop that re-runs the whole model."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from core.checkpoints import load_checkpoint
-from core.errors import error_report
+from core.lab.errors import error_report
 from core.tasks import BOS_ID, EOS_ID, IGNORE_INDEX, make_task
 from conftest import ROOT
 

@@ -1,4 +1,4 @@
-"""core.exercises: the course's model with its weights, dropout with a given mask, and answer checking."""
+"""core.lab.exercises: the course's model with its weights, dropout with a given mask, and answer checking."""
 import math
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_exercise_contract import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
-from core.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
+from core.lab.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
 
 
 def test_course_model_holds_the_course_weights_and_runs_in_eval_mode():

@@ -1,4 +1,4 @@
-"""Lesson 2 (queries, keys, values) through AppTest, and core.saturation.
+"""Lesson 2 (queries, keys, values) through AppTest, and core.lab.saturation.
 
 Every matrix the page shows is rebuilt here from the same seed with plain torch (the seeded draws) and numpy
 (everything else), independently of `core`, and compared with the page's "show the numbers" tables.
@@ -226,7 +226,7 @@ def test_picking_another_query_changes_the_one_query_view():
 
 
 def experiment(d_k: int, seed: int = 0, n_keys: int = 10) -> dict[str, float]:
-    """The scaling experiment's numbers, rebuilt without core (same draws as core.analysis.scaling_experiment)."""
+    """The scaling experiment's numbers, rebuilt without core (same draws as core.lab.analysis.scaling_experiment)."""
     g = torch.Generator().manual_seed(seed)
     q, keys = torch.randn(d_k, generator=g), torch.randn(n_keys, d_k, generator=g)
     a, b = torch.randn(2000, d_k, generator=g), torch.randn(2000, d_k, generator=g)
@@ -288,10 +288,10 @@ def test_language_switch_keeps_the_sentence_and_the_choices():
     np.testing.assert_array_equal(tables(at, causal=True)["A"], got["A"])
 
 
-# ---- core.saturation --------------------------------------------------------------------------------------
+# ---- core.lab.saturation --------------------------------------------------------------------------------------
 
 def test_softmax_jacobian_matches_the_formula_and_torch():
-    from core.saturation import softmax_jacobian, softmax_jacobian_formula
+    from core.lab.saturation import softmax_jacobian, softmax_jacobian_formula
     s = torch.tensor([0.3, -1.2, 2.0, 0.0], dtype=torch.float64)
     reference_jacobian = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), s)
     # (numpy's comparison: torch.testing takes ~3 s to import on this machine)
@@ -303,7 +303,7 @@ def test_softmax_jacobian_matches_the_formula_and_torch():
 
 
 def test_entropy_falls_with_d_k_only_without_scaling():
-    from core.saturation import entropy_by_d_k
+    from core.lab.saturation import entropy_by_d_k
     raw, scaled = entropy_by_d_k([1, 16, 1024], n_keys=10, seed=0)
     assert raw.shape == scaled.shape == (3,)
     assert raw[0] == scaled[0]  # d_k = 1: identical

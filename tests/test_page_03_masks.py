@@ -15,8 +15,8 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 import core
-from core import mask_conventions as conv
-from core.analysis import toy_embeddings
+from core.lab import mask_conventions as conv
+from core.lab.analysis import toy_embeddings
 from core.masks import causal_mask, decoder_mask, global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
 from ui import charts
 from ui.i18n import t

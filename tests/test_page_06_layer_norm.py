@@ -1,4 +1,4 @@
-"""Lesson 6 (layer normalization) through AppTest, plus core.gradients and charts.value_strips.
+"""Lesson 6 (layer normalization) through AppTest, plus core.lab.gradients and charts.value_strips.
 
 Every number is checked against an independent reference: torch.nn.LayerNorm (torch style), the formula in
 numpy (annotated style), torch.nn.BatchNorm1d (the batch axis) and a gradient computation written here.
@@ -16,7 +16,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 import core
-from core.gradients import gradient_norms_at_init, parameter_gradient_norm
+from core.lab.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
 from core.layers import _Block
 from ui.i18n import lookup, t
@@ -274,7 +274,7 @@ def test_language_switch_keeps_the_edited_matrix():
     assert tables(at)["X"].to_numpy(dtype=float)[0, 0] == 2.0
 
 
-# ---- core.gradients and the chart builder ---------------------------------------------------------------
+# ---- core.lab.gradients and the chart builder ---------------------------------------------------------------
 
 def test_gradient_norms_at_init_is_seeded_and_matches_a_recomputation():
     before = torch.random.get_rng_state()

@@ -15,7 +15,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 import core
-from core.analysis import toy_embeddings
+from core.lab.analysis import toy_embeddings
 from ui.i18n import t
 from conftest import start_page, widget
 

@@ -1,4 +1,4 @@
-"""Lesson 8 (the whole model) through AppTest, and core.costs.
+"""Lesson 8 (the whole model) through AppTest, and core.lab.costs.
 
 Parameter counts shown are checked against models really built by core.build_model (summing p.numel() here,
 per module, without count_parameters); multiply-adds against a count of the matrix products a real layer runs.
@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from torch.overrides import TorchFunctionMode
 
 import core
-from core import costs
+from core.lab import costs
 from ui.i18n import t
 from conftest import start_page, widget
 

@@ -159,7 +159,7 @@ CLF_DEPTHS, CLF_NORMS, CLF_EPOCHS, CLF_STEPS, CLF_LR, CLF_MINORITY = [1, 2, 3, 4
 @functools.cache
 def _classifier_runs() -> dict:
     """Lesson 12's ten runs (every depth, both placements) trained for all 30 epochs, 10 steps each (once)."""
-    from core.classifier import ClassifierConfig, ClassifierRun, RangeTask, RunConfig
+    from core.lab.classifier import ClassifierConfig, ClassifierRun, RangeTask, RunConfig
 
     runs = {}
     for norm in CLF_NORMS:

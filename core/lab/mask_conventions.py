@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from .attention import softmax
+from ..attention import softmax
 
 NEG_BIG = -1e9  # the "minus a billion" of the Annotated Transformer and the TensorFlow tutorial
 

@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 
 from .analysis import entropy, scaling_experiment
-from .attention import softmax
+from ..attention import softmax
 
 
 def softmax_jacobian(scores: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .model import Transformer, create_model
+from ..model import Transformer, create_model
 
 SOURCE_TOKENS = (2, 2, 1)  # the source sentence of every exercise
 EMBEDDINGS = {2: (0.3191, -0.8395), 1: (0.0293, 0.8776)}  # token id -> its row of src_embed.embed

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import softmax
+from ..attention import softmax
 
 
 def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:

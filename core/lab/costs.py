@@ -12,8 +12,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from .config import ModelConfig
-from .model import DecoderOnly, Transformer, count_parameters
+from ..config import ModelConfig
+from ..model import DecoderOnly, Transformer, count_parameters
 
 
 class ShapesOnly(TorchFunctionMode):

@@ -28,10 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import ModelConfig
-from .layers import Encoder
-from .masks import padding_mask
-from .model import Embeddings, init_parameters
+from ..config import ModelConfig
+from ..layers import Encoder
+from ..masks import padding_mask
+from ..model import Embeddings, init_parameters
 
 PAD_ID = 0
 TEST_SEED = 2024  # the test set is the same for every run, whatever the run's seed

@@ -13,9 +13,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .decoding import greedy_decode
-from .tasks import BOS_ID, EOS_ID, PAD, PAD_ID, Task
-from .train import default_split, token_matches
+from ..decoding import greedy_decode
+from ..tasks import BOS_ID, EOS_ID, PAD, PAD_ID, Task
+from ..train import default_split, token_matches
 
 
 @dataclass(frozen=True)

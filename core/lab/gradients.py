@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .config import ModelConfig
-from .layers import Encoder
-from .model import init_parameters
+from ..config import ModelConfig
+from ..layers import Encoder
+from ..model import init_parameters
 
 
 def parameter_gradient_norm(module: nn.Module) -> float:
