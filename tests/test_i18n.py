@@ -23,8 +23,7 @@ def flatten(node: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-CATALOGS = {lang: flatten(json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text("utf-8")))
-            for lang in i18n.LANGUAGES}
+CATALOGS = {lang: flatten(json.loads(json.dumps(i18n.catalog(lang), default=dict))) for lang in i18n.LANGUAGES}
 
 
 def placeholders(text: str) -> set[str]:
@@ -84,6 +83,25 @@ def test_keys_built_at_run_time_exist():
     dynamic = [f"nav.{s}" for s in sections] + [f"lang.{c}" for c in i18n.LANGUAGES]
     dynamic += [f"mask.{m}" for m in state.MASKS]
     assert [k for k in dynamic if k not in CATALOGS["en"]] == []
+
+
+def test_every_lesson_has_its_prose_in_both_languages():
+    files = {lang: i18n.prose_files(lang) for lang in i18n.LANGUAGES}
+    assert files["en"].keys() == files["es"].keys() and len(files["en"]) >= 14
+    for namespace, path in files["en"].items():  # the same sections, in the same order, in both languages
+        assert list(i18n.sections(path.read_text("utf-8"))) == list(
+            i18n.sections(files["es"][namespace].read_text("utf-8"))), path.name
+    on_disk = {p.name for p in i18n.PROSE_DIR.glob("*.md")}
+    assert on_disk == {p.name for lang in files.values() for p in lang.values()}  # no file outside ui/lessons.py
+
+
+def test_prose_files_read_braces_as_text_and_double_braces_as_fields():
+    text = "<!-- note to editors -->\n<!-- a -->\n$\\sqrt{d_{model}} = \\sqrt{{{d}}} \\approx {{root:.2f}}$\n\n<!-- b.c -->\nx\n"
+    found = i18n.sections(text)
+    assert list(found) == ["a", "b.c"]
+    assert found["a"].format(d=64, root=8) == "$\\sqrt{d_{model}} = \\sqrt{64} \\approx 8.00$"
+    with pytest.raises(ValueError, match="twice"):
+        i18n.sections("<!-- a -->\nx\n<!-- a -->\ny")
 
 
 def test_lookup_and_errors():

@@ -1,7 +1,12 @@
 """One lookup for every user-visible string: ``t("section.key", **kwargs)``.
 
-The catalogs live in ``assets/i18n/{en,es}.json`` (nested objects, the same keys in both; a test checks).
-They are read once per process and frozen, so no session can change what another one reads.
+Short interface strings live in ``assets/i18n/{en,es}.json`` (nested objects, the same keys in both; a test
+checks). A lesson's prose lives in Markdown beside it, one file per language (``lessons/text/04_multi_head.en.md``),
+split into named sections by marker lines ``<!-- name -->``; section ``notice_heads`` of lesson 4 is the key
+``mha.notice_heads`` (the lesson's namespace is the first part of its title key in ui/lessons.py). In those files
+braces are plain text (LaTeX needs no escaping) and ``{{name}}`` or ``{{name:.2f}}`` is a value the app fills in.
+Both are read once per process into one catalog per language and frozen, so no session can change what another
+one reads.
 The current language is the session's ``LANG_KEY`` in ``st.session_state``.
 
 A key missing from the catalogs is a bug. It raises ``KeyError`` (the key itself is never shown to the
@@ -20,7 +25,11 @@ from typing import Any, Mapping
 
 import streamlit as st
 
-CATALOG_DIR = Path(__file__).resolve().parents[1] / "assets" / "i18n"
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG_DIR = ROOT / "assets" / "i18n"
+PROSE_DIR = ROOT / "lessons" / "text"
+SECTION = re.compile(r"^<!-- ([A-Za-z0-9_.]+) -->$", re.M)  # a marker line; other comments are plain text
+FIELD = re.compile(r"\{\{(\w+(?:![rsa])?(?::[^{}]*)?)\}\}")  # {{name}} or {{name:spec}} in a prose file
 LANGUAGES = ("en", "es")
 FALLBACK = "en"
 LANG_KEY = "cfg_lang"  # canonical session_state key of the language (ui.state owns its validation)
@@ -32,13 +41,52 @@ def _freeze(node: Any) -> Any:
     return node
 
 
+def template(prose: str) -> str:
+    """A prose file's text as a ``str.format`` template: its braces literal, its ``{{name}}`` fields fields."""
+    pieces, end = [], 0
+    for field in FIELD.finditer(prose):
+        pieces += [prose[end:field.start()].replace("{", "{{").replace("}", "}}"), "{" + field.group(1) + "}"]
+        end = field.end()
+    return "".join(pieces) + prose[end:].replace("{", "{{").replace("}", "}}")
+
+
+def sections(text: str) -> dict[str, str]:
+    """{section name: template} of one prose file; the text before the first marker is a note to editors."""
+    parts = SECTION.split(text)[1:]  # [name, body, name, body, ...]
+    names = parts[::2]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a section appears twice: {sorted(n for n in names if names.count(n) > 1)}")
+    return {name: template(body.strip("\n")) for name, body in zip(names, parts[1::2])}
+
+
+def prose_files(lang: str) -> dict[str, Path]:
+    """{lesson namespace: its prose file in `lang`}, for the lessons that have one."""
+    from ui.lessons import PAGES  # the map from a lesson file to its namespace
+    found = {}
+    for _, path, title_key, _, _ in PAGES:
+        prose = PROSE_DIR / f"{Path(path).stem}.{lang}.md"
+        if prose.exists():
+            found[title_key.split(".")[0]] = prose
+    return found
+
+
 @functools.cache
 def catalog(lang: str) -> Mapping[str, Any]:
-    """The nested, read-only catalog of one language."""
+    """The nested, read-only catalog of one language: the JSON strings and the lessons' prose sections."""
     if lang not in LANGUAGES:
         raise KeyError(f"unknown language {lang!r}")
     with open(CATALOG_DIR / f"{lang}.json", encoding="utf-8") as f:
-        return _freeze(json.load(f))
+        strings = json.load(f)
+    for namespace, path in prose_files(lang).items():
+        for name, text in sections(path.read_text("utf-8")).items():
+            node = strings.setdefault(namespace, {})
+            *parents, leaf = name.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            if leaf in node:
+                raise ValueError(f"{namespace}.{name} is both in {path.name} and in {lang}.json")
+            node[leaf] = text
+    return _freeze(strings)
 
 
 def lookup(key: str, lang: str) -> str:
