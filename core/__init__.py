@@ -3,7 +3,7 @@ from .attention import MultiHeadAttention, contextualize, scaled_dot_product_att
 from .checkpoints import Checkpoint, checkpoint_dict, load_checkpoint, save_checkpoint
 from .config import ModelConfig
 from .decoding import greedy_decode, next_token_logits
-from .device import available_devices, default_device
+from .device import available_devices, default_device, to_numpy
 from .hooks import HookPoint, hook_names
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .masks import additive_mask, apply_mask, causal_mask, decoder_mask, padding_mask
@@ -17,7 +17,7 @@ from .trace import run_with_trace
 
 __all__ = [
     "MultiHeadAttention", "contextualize", "scaled_dot_product_attention", "similarity", "softmax",
-    "ModelConfig", "available_devices", "default_device", "HookPoint", "hook_names",
+    "ModelConfig", "available_devices", "default_device", "to_numpy", "HookPoint", "hook_names",
     "Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward",
     "additive_mask", "apply_mask", "causal_mask", "decoder_mask", "padding_mask",
     "DecoderOnly", "Embeddings", "Transformer", "build_model", "count_parameters", "create_model",

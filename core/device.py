@@ -1,6 +1,7 @@
-"""Where tensors live: CUDA if there is one, else Apple's MPS, else the CPU."""
+"""Where tensors live: the CPU by default (the lessons' tensors are small), CUDA or Apple's MPS on request."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 
@@ -15,4 +16,13 @@ def available_devices() -> list[str]:
 
 
 def default_device() -> str:
-    return available_devices()[0]
+    """The CPU: a lesson's matrices hold a few thousand numbers, so a GPU's kernel launches and copies cost more
+    than they save, and its first step also pays for starting the GPU runtime."""
+    return "cpu"
+
+
+def to_numpy(x: torch.Tensor) -> np.ndarray:
+    """`x` as a numpy array on the CPU, whatever device it lives on: floats as float64, other dtypes as they are.
+    The one way out of torch for a chart or a table (``.numpy()`` on a GPU tensor raises)."""
+    x = x.detach().cpu()
+    return (x.double() if x.is_floating_point() else x).numpy()

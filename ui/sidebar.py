@@ -35,4 +35,4 @@ def sidebar() -> None:
                           max_value=state.SEED_RANGE[1], step=1, help=t("sidebar.seed_help"), setting=key("seed"))
             links.control(st.selectbox, t("sidebar.device"), ["auto", *core.available_devices()],
                           format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
-                          if d == "auto" else d, setting=key("device"))
+                          if d == "auto" else d, help=t("sidebar.device_help"), setting=key("device"))
