@@ -6,7 +6,7 @@ from .decoding import greedy_decode, next_token_logits
 from .device import available_devices, default_device, to_numpy
 from .hooks import HookPoint, hook_names
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
-from .masks import additive_mask, apply_mask, causal_mask, decoder_mask, padding_mask
+from .masks import MASK_KINDS, additive_mask, apply_mask, causal_mask, decoder_mask, mask_of_kind, padding_mask
 from .model import (DecoderOnly, Embeddings, Transformer, build_model, count_parameters, create_model,
                     init_parameters)
 from .norm import LayerNorm
@@ -19,7 +19,7 @@ __all__ = [
     "MultiHeadAttention", "contextualize", "scaled_dot_product_attention", "similarity", "softmax",
     "ModelConfig", "available_devices", "default_device", "to_numpy", "HookPoint", "hook_names",
     "Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward",
-    "additive_mask", "apply_mask", "causal_mask", "decoder_mask", "padding_mask",
+    "MASK_KINDS", "additive_mask", "apply_mask", "causal_mask", "decoder_mask", "mask_of_kind", "padding_mask",
     "DecoderOnly", "Embeddings", "Transformer", "build_model", "count_parameters", "create_model",
     "init_parameters", "LayerNorm", "apply_rotary", "create_fixed_positional_encoding", "sinusoidal_encoding",
     "run_with_trace", "Checkpoint", "checkpoint_dict", "load_checkpoint", "save_checkpoint", "greedy_decode",

@@ -35,6 +35,23 @@ def decoder_mask(tokens: torch.Tensor, pad_id: int | None = None) -> torch.Tenso
     return mask
 
 
+MASK_KINDS = ("none", "causal", "padding", "both")  # the kinds a lesson offers
+
+
+def mask_of_kind(kind: str, tokens: torch.Tensor, pad_id: int) -> torch.Tensor | None:
+    """The boolean mask of one kind for a batch of ids (batch, n), broadcasting to (batch, heads, n, n):
+    None for "none", causal (1, 1, n, n), padding (batch, 1, 1, n), or both (batch, 1, n, n)."""
+    if kind not in MASK_KINDS:
+        raise ValueError(f"unknown mask kind {kind!r}; expected one of {MASK_KINDS}")
+    if kind == "causal":
+        return causal_mask(tokens.shape[-1], tokens.device)[None, None]  # (1, 1, n, n)
+    if kind == "padding":
+        return padding_mask(tokens, pad_id)  # (batch, 1, 1, n)
+    if kind == "both":
+        return decoder_mask(tokens, pad_id)  # (batch, 1, n, n)
+    return None
+
+
 def additive_mask(mask: torch.Tensor) -> torch.Tensor:
     """The same mask as numbers to add to the scores: 0 where kept, -inf where blocked."""
     zeros = torch.zeros(mask.shape, device=mask.device)
