@@ -201,14 +201,15 @@ def train_chunk(keys: list[tuple], epochs: int) -> None:
         ss["clf_refused"] = "train.refused_busy"
         stop()
         return
-    if not ss["clf_stepping"].acquire(blocking=False):  # a second script thread of this session (fast reruns)
-        return
+    stepping = ss["clf_stepping"]  # read once: under fast reruns any st.session_state access can raise the
+    if not stepping.acquire(blocking=False):  # runner's stop, so the finally below must not touch it
+        return  # a second script thread of this session (fast reruns) is stepping the runs
     try:
         begun = time.perf_counter()
         advance(ensure_runs(keys), epochs, CHUNK_SECONDS)
         ss["clf_trained_seconds"] = ss.get("clf_trained_seconds", 0.0) + time.perf_counter() - begun
     finally:
-        ss["clf_stepping"].release()
+        stepping.release()
     if all(ss["clf_runs"][k].done(epochs) for k in keys):
         stop()
     elif ss["clf_trained_seconds"] > 60 * limits.MAX_RUN_MINUTES:
