@@ -68,10 +68,10 @@ def test_value_text_only_for_small_matrices(n, text):
 
 
 def test_rows_top_to_bottom_in_matrix_order_and_tooltips():
-    spec = charts.heatmap(np.eye(5), WORDS, WORDS, text=charts.ChartText("fila", "columna", "valor")).to_dict()
+    spec = charts.heatmap(np.eye(5), WORDS, WORDS, text=charts.ChartText("fila", "columna", "peso")).to_dict()
     rect = layers(spec)[1]
     assert rect["encoding"]["y"]["sort"] == WORDS and rect["encoding"]["x"]["sort"] == WORDS
-    assert [t["title"] for t in rect["encoding"]["tooltip"]] == ["fila", "columna", "valor"]
+    assert [t["title"] for t in rect["encoding"]["tooltip"]] == ["fila", "columna", "peso"]
     cells = dataset(spec)
     assert len(cells) == 25 and cells[1] == {**cells[1], "row": "time", "col": "flies", "exact": "0.0000"}
 

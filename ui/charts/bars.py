@@ -1,0 +1,144 @@
+"""Bars: values per label (one bar chart for every use: plain values, a distribution with filtered and chosen
+tokens), how a weighted average is built (stacked parts per dimension), and how rows' values spread (strips)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .describe import _describe, _listed, _pairs, _t, _titled
+from .engine import (_PAD, FIRST_DIMENSION, LABEL_FONT, TITLE_FONT, _finish, _plain_axis, _series_legend, _title,
+                     dimension_labels, unique_labels)
+from .numbers import exact, number, short_number
+from .palette import CATEGORICAL, PALETTE
+
+
+def _bar_chart(values: Sequence[float], labels: Sequence[object], texts: list[str], *, value_title: str,
+               label_title: str | None, title: str | None, color: str, domain: tuple[float, float] | None,
+               width: int, row_height: int, kept: Sequence[bool] | None = None,
+               ghost: Sequence[float] | None = None, ghost_title: str = "", marked: int | None = None):
+    """Horizontal bars, labels top to bottom in the given order, each with its text after the bar (see
+    `distribution_bars` for `kept`, `ghost` and `marked`)."""
+    names = unique_labels(labels)
+    n = len(names)
+    values = [float(v) for v in values]
+    kept = [True] * n if kept is None else [bool(k) for k in kept]
+    ghosts = [float(g) for g in ghost] if ghost is not None else [0.0] * n
+    ends = [max(v, g) for v, g in zip(values, ghosts)] if ghost is not None else values  # where the text starts
+    df = pd.DataFrame({"label": names, "value": values, "ghost": ghosts, "kept": kept, "text": texts,
+                       "marked": [i == marked for i in range(n)], "end": ends,
+                       "exact": [exact(v) for v in values], "exact_ghost": [exact(g) for g in ghosts]})
+    scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=True)
+    y = alt.Y("label:N", sort=names, axis=_plain_axis(label_title, ticks=False, label_size=LABEL_FONT))
+    x = alt.X("value:Q", scale=scale, axis=_plain_axis(value_title))
+    tooltip = [alt.Tooltip("label:N", title=label_title or " "), alt.Tooltip("exact:N", title=value_title)]
+    layers = []
+    if ghost is not None:
+        tooltip.append(alt.Tooltip("exact_ghost:N", title=ghost_title))
+        layers.append(alt.Chart().mark_bar(color=PALETTE["masked"], opacity=0.5, cornerRadiusEnd=3).encode(
+            x=alt.X("ghost:Q", scale=scale), y=y, tooltip=tooltip))
+    layers.append(alt.Chart().mark_bar(cornerRadiusEnd=3).encode(
+        x=x, y=y, tooltip=tooltip,  # typed conditions: alt.condition's dicts cost ~20 ms of schema checks here
+        color=alt.ColorValue(PALETTE["masked"], condition={"test": "datum.kept", "value": color}),
+        stroke=alt.StrokeValue("transparent", condition={"test": "datum.marked", "value": PALETTE["ink"]}),
+        strokeWidth=alt.StrokeWidthValue(0, condition={"test": "datum.marked", "value": 2.5})))
+    layers.append(alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(
+        x=alt.X("end:Q", scale=scale), y=y, text="text:N", tooltip=tooltip,
+        color=alt.ColorValue("#6E6E6E", condition={"test": "datum.kept", "value": PALETTE["ink"]})))
+    description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, texts)}")
+    return _finish(alt.layer(*layers, data=df), width=width, height=max(60, row_height * n), autosize=_PAD,
+                   title=_title(title), description=description)
+
+
+def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
+         title: str | None = None, value_title: str = "value", label_title: str | None = None,
+         domain: tuple[float, float] | None = (0.0, 1.0), width: int = 300) -> alt.LayerChart:
+    """Horizontal bars, one per label, top to bottom in the given order, each with its value written."""
+    texts = [short_number(float(v)) for v in values]
+    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
+                      color=color, domain=domain, width=width, row_height=30)
+
+
+def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept: Sequence[bool] | None = None,
+                      ghost: Sequence[float] | None = None, marked: int | None = None, value_title: str = "p",
+                      ghost_title: str = "before", label_title: str | None = None, removed_text: str = "✕",
+                      marked_text: str = "◀", title: str | None = None, color: str = PALETTE["query"],
+                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 240,
+                      row_height: int = 26) -> alt.LayerChart:
+    """A distribution over tokens as horizontal bars, tokens top to bottom in the given order.
+
+    `kept` False marks a token a filter removed: its bar is grey and its text `removed_text`. `ghost` draws
+    other values as light grey bars behind (e.g. the distribution before the filter, so a removed token still
+    shows what it had). `marked` is the index of one token (the chosen one): outlined, text + `marked_text`."""
+    shown = [True] * len(values) if kept is None else kept
+    texts = [(number(float(v), value_format) if k else removed_text) + (f"  {marked_text}" if i == marked else "")
+             for i, (v, k) in enumerate(zip(values, shown))]
+    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
+                      color=color, domain=domain, width=width, row_height=row_height, kept=kept, ghost=ghost,
+                      ghost_title=ghost_title, marked=marked)
+
+
+def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[object], dim_labels: Sequence[object],
+                  *, title: str | None = None, word_title: str = "word", dim_title: str = "dimension",
+                  value_title: str = "value", max_width: int = 420) -> alt.LayerChart:
+    """How c = Σ_j a_j x_j is built: per dimension, one stacked piece a_j x_j per word, and a tick at the sum."""
+    weights = np.asarray(weights, dtype=float)  # (n,)
+    vectors = np.asarray(vectors, dtype=float)  # (n, d)
+    names, dims = unique_labels(labels), unique_labels(dim_labels)
+    parts = weights[:, None] * vectors  # (n, d)
+    sums = parts.sum(axis=0)  # (d,)
+    df = pd.DataFrame([{"word": names[j], "order": j, "dim": dims[k], "part": parts[j, k],
+                        "exact": f"{exact(weights[j])} × {exact(vectors[j, k])} = {exact(parts[j, k])}"}
+                       for j in range(len(names)) for k in range(len(dims))])
+    totals = pd.DataFrame({"dim": dims, "total": sums, "exact": [exact(v) for v in sums]})
+    x = alt.X("dim:N", sort=dims, axis=_plain_axis(dim_title, labelAngle=0, label_size=LABEL_FONT))
+    colors = alt.Scale(domain=names, range=[CATEGORICAL[j % len(CATEGORICAL)] for j in range(len(names))])
+    stacked = alt.Chart(df).mark_bar().encode(
+        x=x, y=alt.Y("sum(part):Q", axis=_plain_axis(value_title)),
+        color=alt.Color("word:N", scale=colors, sort=names, legend=_series_legend(word_title)),
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("word:N", title=word_title), alt.Tooltip("dim:N", title=dim_title),
+                 alt.Tooltip("exact:N", title=value_title)])
+    width = max(160, min(max_width, 56 * len(dims)))
+    tick_size = max(6, min(34, int(0.6 * width / len(dims))))
+    tick = alt.Chart(totals).mark_tick(color=PALETTE["ink"], thickness=3, size=tick_size).encode(
+        x=x, y=alt.Y("total:Q"), tooltip=[alt.Tooltip("dim:N", title=dim_title), alt.Tooltip("exact:N", title="Σ")])
+    body = _t("a11y.stacked", value=value_title, dim=dim_title, dims=_listed(dims), word=word_title,
+              words=_listed(names), totals=_pairs(dims, [short_number(v) for v in sums]))
+    return _finish(alt.layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title),
+                   description=_describe(_t("a11y.stacked_kind"), title, body))
+
+
+def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *, value_title: str,
+                 row_title: str | None = None, mean_title: str = "mean", width: int = 240) -> alt.HConcatChart:
+    """How each row's values are spread: one panel per matrix (side by side, each with its own x axis),
+    one line per row, a tick at every value (its dimension, numbered as `dimension_labels` does, in the tooltip)
+    and a black diamond at the row's mean.
+
+    panels {title: (n, d) matrix}, all with the same rows. Used for "before and after a normalization"."""
+    rows = unique_labels(row_labels)
+    charts = []
+    for title, matrix in panels.items():
+        matrix = np.asarray(matrix, dtype=float)  # (n, d)
+        dims = dimension_labels(matrix.shape[1])
+        values = pd.DataFrame([{"row": rows[i], "k": FIRST_DIMENSION + k, "dim": dims[k],
+                                "value": float(matrix[i, k]), "exact": exact(float(matrix[i, k]))}
+                               for i in range(matrix.shape[0]) for k in range(matrix.shape[1])])
+        row_means = matrix.mean(axis=1)  # (n,)
+        means = pd.DataFrame({"row": rows, "mean": row_means, "exact": [exact(v) for v in row_means]})
+        y = alt.Y("row:N", sort=rows, axis=_plain_axis(row_title, ticks=False, label_size=LABEL_FONT))
+        ticks = alt.Chart(values).mark_tick(color=PALETTE["input"], thickness=3, size=22).encode(
+            x=alt.X("value:Q", axis=_plain_axis(value_title), scale=alt.Scale(zero=False, nice=True)), y=y,
+            tooltip=[alt.Tooltip("row:N", title=row_title or " "), alt.Tooltip("dim:N", title=_t("chart.dimension")),
+                     alt.Tooltip("exact:N", title=value_title)])
+        mean = alt.Chart(means).mark_point(shape="diamond", filled=True, size=110, color=PALETTE["ink"]).encode(
+            x=alt.X("mean:Q"), y=y, tooltip=[alt.Tooltip("row:N", title=row_title or " "),
+                                             alt.Tooltip("exact:N", title=mean_title)])
+        charts.append(_finish(alt.layer(ticks, mean), top=False, width=width, height=max(60, 30 * len(rows)),
+                              title=_title(title, TITLE_FONT)))
+    body = _t("a11y.strips", panels=_listed(list(panels)), row_title=_titled(row_title), rows=_listed(rows),
+              value=value_title, mean=mean_title)
+    return _finish(alt.hconcat(*charts, spacing=24), autosize=_PAD,
+                   description=_describe(_t("a11y.strips_kind"), None, body))

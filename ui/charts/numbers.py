@@ -1,0 +1,67 @@
+"""Numbers in the reader's language, the same way in the charts' own text (cells, tooltips, descriptions, written
+in Python) and in what Vega formats (axes, legends, tooltips with a `format`), which follows the chart's
+``config.locale`` (set on every builder's chart by `engine._finish`; Streamlit 1.67 keeps it, a browser test checks).
+
+Spanish writes a decimal comma and a point between thousands (as lesson 8's tables and the es-ES locales of d3
+and of the browsers do); a list of numbers with decimal commas is separated by semicolons ("(0,50; −1,25)").
+"""
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import NamedTuple
+
+import altair as alt
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ..i18n import FALLBACK, current_language
+
+
+class NumberLocale(NamedTuple):
+    decimal: str  # the decimal mark
+    thousands: str  # between groups of three digits, where a format asks for grouping (",")
+    separator: str  # between numbers in a list or a pair
+
+
+NUMBER_LOCALES = MappingProxyType({"en": NumberLocale(".", ",", ", "), "es": NumberLocale(",", ".", "; ")})
+
+
+def language() -> str:
+    """The session's language; English outside a Streamlit run (plain scripts and unit tests), where asking for
+    the session would only log Streamlit's "missing ScriptRunContext" warning."""
+    return current_language() if get_script_run_ctx(suppress_warning=True) else FALLBACK
+
+
+def number(v: float, spec: str = ".2f", lang: str | None = None) -> str:
+    """`format(v, spec)` with the language's decimal mark and thousands separator ("1,234.5" -> "1.234,5")."""
+    marks = NUMBER_LOCALES[lang or language()]
+    return format(v, spec).translate(str.maketrans({".": marks.decimal, ",": marks.thousands}))
+
+
+def short_number(v: float, lang: str | None = None) -> str:
+    """Cell text: two decimals, or three significant digits for big numbers; -inf as the minus-infinity sign."""
+    if not math.isfinite(v):
+        return "−∞" if v < 0 else ("+∞" if v > 0 else "NaN")
+    return number(v, ".3g" if abs(v) >= 1000 else ".2f", lang)
+
+
+def exact(v: float, lang: str | None = None) -> str:
+    """A tooltip's number: four decimals; "-inf", "inf" or "nan" when not finite."""
+    return number(v, ".4f", lang) if math.isfinite(v) else ("-inf" if v < 0 else ("inf" if v > 0 else "nan"))
+
+
+def joined(texts, lang: str | None = None) -> str:
+    """Numbers (already formatted) in a list: "0.5, 1.2" in English, "0,5; 1,2" in Spanish."""
+    return NUMBER_LOCALES[lang or language()].separator.join(texts)
+
+
+def pair(a: float, b: float, spec: str = ".2f", lang: str | None = None) -> str:
+    """A point in the plane: "(0.50, -1.25)", in Spanish "(0,50; -1,25)"."""
+    return f"({joined([number(a, spec, lang), number(b, spec, lang)], lang)})"
+
+
+def vega_locale(lang: str | None = None) -> alt.Locale:
+    """The number locale of a chart's ``config.locale``: what Vega's axes, legends and formats write."""
+    marks = NUMBER_LOCALES[lang or language()]
+    return alt.Locale(number=alt.NumberLocale(decimal=marks.decimal, thousands=marks.thousands, grouping=[3],
+                                              currency=["", ""]))
