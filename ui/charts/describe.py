@@ -9,14 +9,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..i18n import t
-from .numbers import joined, language, number, short_number
+from . import numbers
+from .numbers import joined, number, short_number
 
 DESCRIBED_ITEMS = 12  # a description names at most this many labels or values, then "…"
 
 
 def _t(key: str, /, **kwargs) -> str:
     """`t` in the session's language (English outside a Streamlit run: see numbers.language)."""
-    return t(key, lang=language(), **kwargs)
+    return t(key, lang=numbers.language(), **kwargs)
 
 
 def _listed(items: Sequence[object], limit: int = DESCRIBED_ITEMS) -> str:

@@ -27,8 +27,9 @@ NUMBER_LOCALES = MappingProxyType({"en": NumberLocale(".", ",", ", "), "es": Num
 
 
 def language() -> str:
-    """The session's language; English outside a Streamlit run (plain scripts and unit tests), where asking for
-    the session would only log Streamlit's "missing ScriptRunContext" warning."""
+    """The session's language, the one place the charts ask (as ``numbers.language()``). English outside a
+    Streamlit run (plain scripts and unit tests), where asking for the session would only log Streamlit's
+    "missing ScriptRunContext" warning."""
     return current_language() if get_script_run_ctx(suppress_warning=True) else FALLBACK
 
 

@@ -21,7 +21,7 @@ import altair as alt
 import numpy as np
 
 from ..i18n import LANGUAGES, lookup, t
-from .numbers import language
+from . import numbers
 
 Scale = Literal["diverging", "weights", "sequential", "mask", "mask_blocked", "mask_additive"]
 MASK_SCALES = ("mask", "mask_blocked", "mask_additive")
@@ -57,13 +57,13 @@ def legend_title(kind: Scale, given: str | None = None) -> str:
     """What a colour legend (and the tooltip line of the same number) is titled: `given` unless it is missing or
     the generic word "value" (in any language), else what the scale kind shows ("Attention weight", "Mask")."""
     generic = {None, "", "value", *(lookup("chart.value", lang) for lang in LANGUAGES)}
-    return given if given not in generic else t(_LEGEND_KEYS[kind], lang=language())
+    return given if given not in generic else t(_LEGEND_KEYS[kind], lang=numbers.language())
 
 
 def color_scale(kind: Scale, values: np.ndarray) -> alt.Scale:
     """The colour scale for a matrix of this kind: see the module docstring."""
     if kind in MASK_SCALES:
-        names = [t(f"chart.{c}", lang=language()) for c in MASK_COLOURS]
+        names = [t(f"chart.{c}", lang=numbers.language()) for c in MASK_COLOURS]
         return alt.Scale(domain=names, range=list(MASK_COLOURS.values()))
     finite = np.asarray(values, dtype=float)
     finite = finite[np.isfinite(finite)]

@@ -1,0 +1,177 @@
+"""Chart builders, issue #17: legends titled by what they show, one declared scale per kind of matrix (masks as two
+categories), dimensions numbered one way, and numbers in the session's language (decimal comma in Spanish)."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from ui import charts
+from ui.charts import numbers
+from ui.i18n import t
+
+CAUSAL = np.tril(np.ones((3, 3)))  # 1 = keep (core's convention)
+
+
+def spec_layers(spec: dict) -> list[dict]:
+    return spec.get("layer") or spec["spec"]["layer"]
+
+
+def cells(spec: dict) -> list[dict]:
+    return next(rows for rows in spec["datasets"].values() if rows and "row" in rows[0])
+
+
+def colour_encodings(spec: dict) -> list[dict]:
+    return [layer["encoding"]["color"] for layer in spec_layers(spec)
+            if "field" in layer.get("encoding", {}).get("color", {})]
+
+
+@pytest.fixture
+def spanish(monkeypatch):
+    """The builders as in a Spanish session (they ask `numbers.language()`)."""
+    monkeypatch.setattr(numbers, "language", lambda: "es")
+
+
+# ---- legend titles --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, key", [("weights", "chart.weight_legend"), ("diverging", "chart.signed_legend"),
+                                       ("sequential", "chart.entry_legend"), ("mask", "chart.mask_legend")])
+def test_a_legend_is_titled_by_its_scale_kind_never_value(kind, key):
+    generic = [None, "value", t("chart.value", lang="en"), t("chart.value", lang="es")]
+    for value in generic:
+        spec = charts.heatmap(CAUSAL, "abc", "abc", scale=kind, text=charts.ChartText("r", "c", value)).to_dict()
+        (color,) = colour_encodings(spec)
+        assert color["legend"]["title"] == t(key, lang="en") != t("chart.value", lang="en")
+        assert spec_layers(spec)[-1]["encoding"]["tooltip"][2]["title"] == color["legend"]["title"]
+    given = charts.heatmap(CAUSAL, "abc", "abc", scale=kind, legend_title="score").to_dict()
+    assert colour_encodings(given)[0]["legend"]["title"] == "score"
+
+
+def test_every_builder_with_a_colour_ramp_titles_it_by_what_it_shows():
+    facet = charts.facet_heatmaps([CAUSAL / 3, CAUSAL / 2], ["h1", "h2"], "abc", "abc").to_dict()
+    assert colour_encodings(facet)[0]["legend"]["title"] == t("chart.weight_legend", lang="en")
+    titled = charts.facet_heatmaps([CAUSAL], ["h1"], "abc", "abc", legend_title="w").to_dict()
+    assert colour_encodings(titled)[0]["legend"]["title"] == "w"
+    image = charts.image_heatmap(np.eye(3) - 0.5, x_title="x", y_title="y", value_title="value").to_dict()
+    assert colour_encodings(image)[0]["legend"]["title"] == t("chart.signed_legend", lang="en")
+    grid = charts.attention_grid(np.full((1, 2, 3, 3), 1 / 3), ["L1"], ["h1", "h2"], value_title="value").to_dict()
+    assert colour_encodings(grid)[0]["legend"]["title"] == t("chart.weight_legend", lang="en")
+    view = charts.head_view(np.full((1, 3, 3), 1 / 3), "abc", [0], ["h1"]).to_dict()
+    assert view["layer"][0]["encoding"]["tooltip"][-1]["title"] == t("chart.weight_legend", lang="en")
+
+
+# ---- masks: two categories, whatever the convention ---------------------------------------------------------
+
+CONVENTIONS = {  # the same causal mask written three ways: kind -> matrix
+    "mask": CAUSAL,  # 1 = keep
+    "mask_blocked": 1 - CAUSAL,  # 1 = block (nn.MultiheadAttention's True, TensorFlow's 1)
+    "mask_additive": np.where(CAUSAL == 1, 0.0, -np.inf),  # 0 = keep, −∞ = block
+}
+
+
+@pytest.mark.parametrize("kind", list(CONVENTIONS))
+def test_a_mask_is_two_categories_kept_and_blocked(kind):
+    matrix = CONVENTIONS[kind]
+    spec = charts.heatmap(matrix, "abc", "abc", scale=kind).to_dict()
+    (color,) = colour_encodings(spec)
+    kept, blocked = t("chart.kept", lang="en"), t("chart.blocked", lang="en")
+    assert color["field"] == "category" and color["type"] == "nominal"  # not a 0..1 ramp
+    assert color["scale"] == {"domain": [kept, blocked], "range": [charts.PALETTE["query"], charts.PALETTE["masked"]]}
+    assert all(layer["mark"]["type"] != "rect" or "transform" not in layer for layer in spec_layers(spec))
+    got = np.array([c["category"] == kept for c in cells(spec)]).reshape(3, 3)
+    np.testing.assert_array_equal(got, CAUSAL == 1)  # the same cells kept in every convention
+    texts = [c["text"] for c in cells(spec)]
+    assert set(texts) <= {"0", "1", "−∞"}  # written as the convention writes it
+    assert {c["dark"] for c in cells(spec) if c["category"] == kept} == {True}  # white text on the blue
+    assert "6 cells kept and 3 blocked" in spec["description"]
+    assert charts.heatmap(matrix, "abc", "abc", scale=kind).to_dict(validate=True)
+
+
+def test_mask_colours_are_apart_and_their_text_readable():
+    """WCAG 2 contrast, computed here from the sRGB formula: white text on kept, ink on blocked, and the two
+    fills apart in lightness (which every colour-vision deficiency keeps)."""
+    def luminance(hex_colour: str) -> float:
+        c = np.array([int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]) / 255
+        linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        return float(linear @ [0.2126, 0.7152, 0.0722])
+
+    def contrast(a: str, b: str) -> float:
+        hi, lo = sorted([luminance(a), luminance(b)], reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    kept, blocked = charts.MASK_COLOURS["kept"], charts.MASK_COLOURS["blocked"]
+    assert contrast("#FFFFFF", kept) >= 4.5 and contrast(charts.PALETTE["ink"], blocked) >= 4.5
+    assert contrast(kept, blocked) >= 2.0
+
+
+def test_kept_follows_each_convention():
+    assert charts.kept([1, 0, np.nan], "mask").tolist() == [True, False, False]
+    assert charts.kept([1, 0, -0.0], "mask_blocked").tolist() == [False, True, True]
+    assert charts.kept([0, -np.inf, -1e9], "mask_additive").tolist() == [True, False, False]
+
+
+# ---- dimensions ---------------------------------------------------------------------------------------------
+
+def test_dimensions_are_numbered_from_d0_everywhere():
+    assert charts.FIRST_DIMENSION == 0 and charts.dimension_labels(3) == ["d0", "d1", "d2"]
+    assert charts.dimension_labels(2, start=4) == ["d4", "d5"]  # the second head's dimensions at d_k = 4
+    strips = charts.value_strips({"x": np.zeros((2, 3))}, ["a", "b"], value_title="v").to_dict()
+    dims = next(rows for rows in strips["datasets"].values() if rows and "dim" in rows[0])
+    assert [r["dim"] for r in dims[:3]] == ["d0", "d1", "d2"]
+    image = charts.image_heatmap(np.zeros((4, 6)), x_title="d", y_title="p", value_title="v").to_dict()
+    axes = image["layer"][1]["encoding"]
+    assert axes["x"]["scale"]["domain"] == [-0.5, 5.5] and axes["y"]["scale"]["domain"] == [-0.5, 3.5]
+
+
+# ---- numbers in the reader's language -----------------------------------------------------------------------
+
+def test_numbers_follow_the_language():
+    assert charts.number(1234.5, ",.2f", "en") == "1,234.50" and charts.number(1234.5, ",.2f", "es") == "1.234,50"
+    assert charts.short_number(-0.25, "es") == "-0,25" and charts.short_number(float("-inf"), "es") == "−∞"
+    assert charts.exact(0.5, "es") == "0,5000" and charts.exact(0.5, "en") == "0.5000"
+    assert numbers.pair(0.5, -1.25, lang="es") == "(0,50; -1,25)" and numbers.pair(0.5, -1.25, lang="en") == "(0.50, -1.25)"
+
+
+def test_every_builder_carries_its_number_locale(spanish):
+    from test_charts import BUILDER_EXAMPLES
+
+    for name, build in BUILDER_EXAMPLES.items():
+        spec = build().to_dict()
+        assert spec["config"]["locale"]["number"] == {"decimal": ",", "thousands": ".", "grouping": [3],
+                                                      "currency": ["", ""]}, name
+        assert "locale" not in json.dumps({k: v for k, v in spec.items() if k != "config"}), name  # top level only
+
+
+def test_spanish_cells_tooltips_and_descriptions_write_a_decimal_comma(spanish):
+    spec = charts.heatmap(np.array([[0.5, -1.25], [2.0, -np.inf]]), "ab", "ab", scale="diverging").to_dict()
+    assert [c["text"] for c in cells(spec)] == ["0,50", "-1,25", "2,00", "−∞"]
+    assert [c["exact"] for c in cells(spec)] == ["0,5000", "-1,2500", "2,0000", "-inf"]
+    assert "de -1,25 a 2,00" in spec["description"]
+    bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()
+    assert bars["description"].endswith("w: p = 0,25; q = 0,75")
+    arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
+    assert arrows["description"].endswith("(d0; d1): q = (1,00; -0,50)")
+    parts = charts.contributions(np.array([0.5]), np.array([[0.25]]), ["a"], ["d0"]).to_dict()
+    assert any(r.get("exact") == "0,5000 × 0,2500 = 0,1250" for rows in parts["datasets"].values() for r in rows)
+
+
+def test_vega_writes_the_axes_with_the_charts_locale(spanish):
+    """Vega itself (vl-convert runs it; so do the PNG and SVG downloads) writes the axis labels with a comma."""
+    import vl_convert
+
+    svg = vl_convert.vegalite_to_svg(charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict())
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert {"0,2", "0,4", "0,6", "0,8"} <= set(labels) and not any(re.fullmatch(r"\d\.\d", s) for s in labels)
+
+
+def test_a_spanish_session_draws_every_chart_with_a_decimal_comma():
+    """The session's language reaches the charts of a real lesson (what Streamlit sends)."""
+    from conftest import ROOT, start_page
+
+    at = start_page(ROOT / "app.py", lesson="lessons/01_similarity.py", lang="es", numbers=False)
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert specs and all(s["config"]["locale"]["number"]["decimal"] == "," for s in specs)
+    bars = [s for s in specs if s["description"].startswith(t("a11y.bars_kind", lang="es"))]
+    assert bars and all(re.search(r"= \d+,\d\d", s["description"]) for s in bars)
