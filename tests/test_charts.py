@@ -167,6 +167,18 @@ BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
                                                 x_title="x", y_title="y", circles=(1.0, 0.5), title="P"),
     "growth lines": lambda: charts.growth_lines([2, 4, 8, 16], {"n": [2, 4, 8, 16], "n²": [4, 16, 64, 256]},
                                                 x_title="n", y_title="c", title="G"),
+    "mask": lambda: charts.heatmap(np.tril(np.ones((4, 4))), "abcd", "abcd", scale="mask", title="M"),
+    "additive mask, big": lambda: charts.heatmap(np.triu(np.full((20, 20), -np.inf), 1), range(20), range(20),
+                                                 scale="mask_additive"),
+    "facet masks": lambda: charts.facet_heatmaps([np.eye(3), 1 - np.eye(3)], ["a", "b"], "abc", "abc",
+                                                 scale="mask_blocked", legend_title="m"),
+    "attention grid": lambda: charts.attention_grid(_weights(6, 5).reshape(2, 3, 5, 5), ["L1", "L2"],
+                                                    ["h1", "h2", "h3"], value_title="w", notes=list("abcdef"),
+                                                    title="G"),
+    "distribution bars": lambda: charts.distribution_bars([0.6, 0.0, 0.4], "abc", kept=[True, False, True],
+                                                          ghost=[0.5, 0.2, 0.3], marked=2, title="D"),
+    "run lines": lambda: charts.run_lines([("N = 1", "pre", [0.5, None, 0.9]), ("N = 2", "post", [0.1, 0.2])],
+                                          x_title="epoch", y_title="acc", color_title="N", dash_title="norm"),
 }
 
 
