@@ -114,8 +114,9 @@ def _grid_names(row_names: Sequence[str], col_names: Sequence[str], left: float,
         for df, align, base in ((heads, "center", "bottom"), (layers, "right", "middle"))]
 
 
-def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Sequence[str], *, value_title: str,
-                   notes: Sequence[str] | None = None, note_title: str = " ", width: int = 960,
+def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Sequence[str], *,
+                   value_title: str | None = None, notes: Sequence[str] | None = None, note_title: str = " ",
+                   width: int = 960,
                    title: str | None = None) -> alt.LayerChart:
     """BertViz-style model view: weights (rows, cols, n, m), e.g. (layers, heads, n, n), as small multiples in ONE
     PNG (fast for 6 x 12 panels of 128 x 128), row names on the left, column names on top, a 0..1 legend titled

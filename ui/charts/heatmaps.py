@@ -152,7 +152,7 @@ def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], 
     return _finish(facet, autosize=_PAD, description=_describe(_t("a11y.facet_kind"), None, body))
 
 
-def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title: str,
+def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title: str | None = None,
                   domain: tuple[float, float] | None = None, width: int = 520, height: int = 360,
                   title: str | None = None) -> alt.LayerChart:
     """A large matrix (e.g. 512 x 512, far too many cells for one mark each) as one PNG inside a chart.
