@@ -110,7 +110,7 @@ def _grid_names(row_names: Sequence[str], col_names: Sequence[str], left: float,
     layers = pd.DataFrame({"x": [left - 8] * len(row_names), "label": list(row_names),
                            "y": [top + r * ph + ih / 2 for r in range(len(row_names))]})
     return [alt.Chart(df).mark_text(align=align, baseline=base, fontSize=12, color=PALETTE["ink"]).encode(
-        x=alt.X("x:Q", scale=px, axis=None), y=alt.Y("y:Q", scale=py, axis=None), text="label:N")
+        x=alt.X("x:Q", scale=px, axis=None), y=alt.Y("y:Q", scale=py, axis=None), text=alt.Text("label:N"))
         for df, align, base in ((heads, "center", "bottom"), (layers, "right", "middle"))]
 
 
@@ -131,7 +131,7 @@ def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Seq
     height = top + round(pixels.shape[0] * s)
     image = alt.Chart(pd.DataFrame({"url": [png_data_url(pixels)]})).mark_image(
         width=width - left, height=height - top, aspect=False, align="left", baseline="top").encode(
-        x=alt.XValue(left), y=alt.YValue(top), url="url:N")
+        x=alt.XValue(left), y=alt.YValue(top), url=alt.Url("url:N"))
     ph, pw = (pixels.shape[0] + GRID_GAP) / rows * s, (pixels.shape[1] + GRID_GAP) / cols * s  # panel pitch
     ih, iw = ph - GRID_GAP * s, pw - GRID_GAP * s  # a panel's own size
     panels = pd.DataFrame([{"x": left + c * pw, "x2": left + c * pw + iw, "y": top + r * ph, "y2": top + r * ph + ih,
@@ -143,7 +143,8 @@ def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Seq
     tips = [alt.Tooltip("row:N", title=" "), alt.Tooltip("col:N", title="  ")]
     tips += [alt.Tooltip("note:N", title=note_title)] if notes is not None else []
     hover = alt.Chart(panels).mark_rect(color=PALETTE["ink"], opacity=0.001).encode(
-        x=alt.X("x:Q", scale=px, axis=None), x2="x2:Q", y=alt.Y("y:Q", scale=py, axis=None), y2="y2:Q", tooltip=tips)
+        x=alt.X("x:Q", scale=px, axis=None), x2=alt.X2("x2:Q"), y=alt.Y("y:Q", scale=py, axis=None), y2=alt.Y2("y2:Q"),
+        tooltip=tips)
     ramp = alt.Scale(domain=[s_ for s_, _ in WEIGHT_STOPS], range=[c for _, c in WEIGHT_STOPS], interpolate="rgb")
     legend = alt.Chart(pd.DataFrame({"x": [0.0, 0.0], "y": [0.0, 0.0], "value": [0.0, 1.0]})).mark_point(
         size=0, opacity=0).encode(x=alt.X("x:Q", scale=px, axis=None), y=alt.Y("y:Q", scale=py, axis=None),

@@ -132,7 +132,7 @@ def run_lines(runs: Sequence[tuple[str, str, Sequence[float | None]]], *, x_titl
         "tooltip": [alt.Tooltip("run:N", title=" "), alt.Tooltip("x:Q", title=x_title, format="d"),
                     alt.Tooltip("y:Q", title=y_title, format=".4f")]}
     line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(
-        **encoding, detail="run:N", strokeDash=alt.StrokeDash(
+        **encoding, detail=alt.Detail("run:N"), strokeDash=alt.StrokeDash(
             "dash:N", sort=dash_groups, scale=alt.Scale(domain=dash_groups, range=list(DASHES[:len(dash_groups)])),
             legend=_series_legend(dash_title, symbolType="stroke", symbolSize=400, **legend)))
     dots = alt.Chart(df).mark_point(filled=True, size=36, opacity=1).encode(**encoding)

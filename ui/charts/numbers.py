@@ -61,8 +61,12 @@ def pair(a: float, b: float, spec: str = ".2f", lang: str | None = None) -> str:
     return f"({joined([number(a, spec, lang), number(b, spec, lang)], lang)})"
 
 
-def vega_locale(lang: str | None = None) -> alt.Locale:
-    """The number locale of a chart's ``config.locale``: what Vega's axes, legends and formats write."""
+def locale_spec(lang: str | None = None) -> dict:
+    """A chart's ``config.locale`` (a new dict): the number locale Vega's axes, legends and formats write with."""
     marks = NUMBER_LOCALES[lang or language()]
-    return alt.Locale(number=alt.NumberLocale(decimal=marks.decimal, thousands=marks.thousands, grouping=[3],
-                                              currency=["", ""]))
+    return {"number": {"decimal": marks.decimal, "thousands": marks.thousands, "grouping": [3], "currency": ["", ""]}}
+
+
+def vega_locale(lang: str | None = None) -> alt.Locale:
+    """`locale_spec` as Altair's object, for a chart built outside the builders (``alt.Config(locale=...)``)."""
+    return alt.Locale.from_dict(locale_spec(lang))
