@@ -27,7 +27,8 @@ LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a li
 
 
 def chart_text() -> charts.ChartText:
-    return charts.ChartText(row=t("chart.row"), column=t("chart.column"), value=t("chart.value"))
+    """Tooltip titles of a matrix's rows and columns; its value is titled by the scale kind or the caller."""
+    return charts.ChartText(row=t("chart.row"), column=t("chart.column"))
 
 
 def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object]) -> pd.DataFrame:
@@ -69,25 +70,28 @@ def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
                                on_click="ignore", icon=icon)
 
 
-def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int) -> alt.LayerChart:
+def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int,
+            legend_title: str | None = None) -> alt.LayerChart:
     """A large matrix as one image: attention weights on their 0..1 ramp, anything else centred on 0."""
     if scale == "weights":
-        return charts.attention_grid(matrix[None, None], [""], [""], value_title=t("chart.value"), width=width)
+        return charts.attention_grid(matrix[None, None], [""], [""], value_title=legend_title, width=width)
     n_rows, n_cols = matrix.shape
     height = int(np.clip(width * n_rows / n_cols, 80, 440))  # about the matrix's own aspect
     return charts.image_heatmap(matrix, x_title=t("chart.column"), y_title=t("chart.row"),
-                                value_title=t("chart.value"), width=width, height=height)
+                                value_title=legend_title, width=width, height=height)
 
 
 def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequence[object],
                  col_labels: Sequence[object], scale: charts.Scale | None = None, caption: str | None = None,
-                 show_numbers: bool | None = None, max_width: int = 560) -> alt.LayerChart:
+                 show_numbers: bool | None = None, max_width: int = 560,
+                 legend_title: str | None = None) -> alt.LayerChart:
     """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap (one picture past PICTURE_CELLS), the numbers if
     asked, and downloads.
 
     `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
-    weights. `show_numbers=None` follows the sidebar's "show the numbers". `max_width` bounds the plotting
-    area in pixels (about 300 in half of a wide page). Returns the chart."""
+    weights, "mask" (or "mask_blocked", "mask_additive") for masks. `legend_title` says what the colour shows
+    (default: by the scale kind, see charts.legend_title). `show_numbers=None` follows the sidebar's "show the
+    numbers". `max_width` bounds the plotting area in pixels (about 300 in half of a wide page). Returns the chart."""
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape
     if show_numbers is None:
@@ -98,10 +102,11 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
         st.caption(caption)
     if matrix.size > PICTURE_CELLS:
         st.caption(t("panel.as_picture"))
-        chart = charts.named(picture(matrix, scale, max_width), title)
+        chart = charts.named(picture(matrix, scale, max_width, legend_title), title)
     else:
         chart = charts.named(charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
-                                            text=chart_text(), max_width=max_width), title)
+                                            text=chart_text(), max_width=max_width, legend_title=legend_title),
+                             title)
     st.altair_chart(chart, width="content")
     if show_numbers:
         numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")

@@ -8,7 +8,7 @@ One shared setting, ``present`` (the sidebar toggle, or ``?present=1`` in a link
 - `lesson_buttons` (called by app.py after the lesson) draws Previous / Next, pressed by the arrow keys too
   (except where a slider, a field or a table uses those keys itself).
 
-Why CSS and not an Altair config: the builders in ui/charts.py set every font size explicitly (12 to 16 px), and a
+Why CSS and not an Altair config: the builders in ui/charts/ set every font size explicitly (12 to 16 px), and a
 Vega-Lite config only fills in values a chart leaves unset, so a config would change nothing. Streamlit draws
 Vega-Lite as SVG, so zoomed charts stay sharp; the zoom also reaches st.dataframe (a canvas grid) and KaTeX.
 """
