@@ -110,3 +110,11 @@ def free_training_places():
 
     limits.places.clear()
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`-n 2`), every browser test runs on one worker, one after the other, so two Chromium
+    runs never compete for the two cores; the AppTest and core tests share the other worker."""
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import re
+import string
 import sys
 from pathlib import Path
 from types import MappingProxyType
@@ -32,6 +34,7 @@ SECTION = re.compile(r"^<!-- ([A-Za-z0-9_.]+) -->$", re.M)  # a marker line; oth
 FIELD = re.compile(r"\{\{(\w+(?:![rsa])?(?::[^{}]*)?)\}\}")  # {{name}} or {{name:spec}} in a prose file
 LANGUAGES = ("en", "es")
 FALLBACK = "en"
+MARKS = MappingProxyType({"en": ".,", "es": ",."})  # per language: the decimal mark, then the thousands separator
 LANG_KEY = "cfg_lang"  # canonical session_state key of the language (ui.state owns its validation)
 
 
@@ -113,16 +116,43 @@ def _strict() -> bool:
     return "pytest" in sys.modules
 
 
+def number(value: float, spec: str = "", lang: str | None = None) -> str:
+    """``format(value, spec)`` with the language's marks: 1,234.5 is "1.234,5" in Spanish."""
+    decimal, thousands = MARKS[lang or current_language()]
+    return format(value, spec).translate(str.maketrans({".": decimal, ",": thousands}))
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` that writes a float (and an int formatted with grouping) in the language's marks. Inside
+    LaTeX (after an odd number of ``$``) a decimal comma is written ``{,}``, which TeX sets without a space."""
+
+    def __init__(self, lang: str):
+        self.lang, self.dollars = lang, 0
+
+    def parse(self, format_string: str):
+        for literal, field, spec, conversion in super().parse(format_string):
+            self.dollars += literal.count("$") - literal.count(r"\$")
+            yield literal, field, spec, conversion
+
+    def format_field(self, value: Any, spec: str) -> str:
+        is_float = isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral))
+        if is_float or (isinstance(value, numbers.Integral) and "," in spec and not isinstance(value, bool)):
+            text = number(value, spec, self.lang)
+            return text.replace(",", "{,}") if self.dollars % 2 else text
+        return super().format_field(value, spec)
+
+
 def t(key: str, /, lang: str | None = None, **kwargs: Any) -> str:
-    """Translate `key` into `lang` (default: the session's language) and fill its ``{placeholders}``."""
+    """Translate `key` into `lang` (default: the session's language) and fill its ``{placeholders}``; numbers
+    in the language's marks (a decimal comma in Spanish)."""
     lang = lang or current_language()
     try:
         text = lookup(key, lang)
     except KeyError:
         if _strict() or lang == FALLBACK:
             raise
-        text = lookup(key, FALLBACK)
-    return text.format(**kwargs)
+        lang, text = FALLBACK, lookup(key, FALLBACK)
+    return _Formatter(lang).format(text, **kwargs)
 
 
 def _strings(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:

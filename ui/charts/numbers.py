@@ -14,7 +14,7 @@ from typing import NamedTuple
 import altair as alt
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ..i18n import FALLBACK, current_language
+from ..i18n import FALLBACK, MARKS, current_language
 
 
 class NumberLocale(NamedTuple):
@@ -23,7 +23,8 @@ class NumberLocale(NamedTuple):
     separator: str  # between numbers in a list or a pair
 
 
-NUMBER_LOCALES = MappingProxyType({"en": NumberLocale(".", ",", ", "), "es": NumberLocale(",", ".", "; ")})
+NUMBER_LOCALES = MappingProxyType({lang: NumberLocale(*MARKS[lang], separator)
+                                   for lang, separator in (("en", ", "), ("es", "; "))})
 
 
 def language() -> str:
