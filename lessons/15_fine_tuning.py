@@ -19,7 +19,8 @@ import torch
 from core import to_numpy
 from core.lab import finetune as ft
 from ui import charts, limits, links, panels, scenes, state
-from ui.finetune import RUN_COLORS, accuracy_chart, embedding_scatter, minilm
+from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, minilm, points_frame,
+                         sentences_read)
 from ui.i18n import t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
@@ -46,9 +47,10 @@ def run_keys() -> list[tuple]:
 def new_run(key: tuple) -> ft.FineTuneRun:
     kind, lang, layers, steps, seed = key
     model, tokenizer, lock = minilm()
-    with lock:  # the run reads the shared model: its frozen features and copies of its layers
+    read = sentences_read(lang)
+    with lock:  # the run copies layers of the shared model
         return ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind=kind, lang=lang, top_layers=layers, steps=steps,
-                                                             seed=seed, max_seconds=MAX_SECONDS))
+                                                             seed=seed, max_seconds=MAX_SECONDS), read)
 
 
 def advance(keys: list[tuple], seconds: float) -> None:
@@ -190,6 +192,10 @@ def live(keys: list[tuple], was_running: bool) -> None:
         t("ft.col_final"): st.column_config.NumberColumn(format="percent"),
         t("ft.col_trained"): st.column_config.NumberColumn(format="localized"),
         t("ft.col_seconds"): st.column_config.NumberColumn(format="%.1f")})
+    if settings.show_numbers:
+        st.markdown(f"##### {t('ft.numbers_accuracy')}")
+        st.dataframe(accuracy_frame({names[k]: r.history for k, r in runs.items()}, t("ft.step")), hide_index=True,
+                     key="ft_numbers_accuracy")
     if any(r.timed_out() for r in runs.values()):
         st.warning(t("ft.timed_out", seconds=int(MAX_SECONDS)), icon=":material/timer_off:")
     if len(runs) == len(keys) and all(r.done() for r in runs.values()):
@@ -244,15 +250,18 @@ def pca_section(runs: dict[str, ft.FineTuneRun]) -> None:
     heldout = ft.load_sentences(runs["finetune"].cfg.lang, "heldout")
     topics = [t(f"ft.topic_{ft.TOPICS[y]}") for y in heldout.labels]
     order = [t(f"ft.topic_{name}") for name in ft.TOPICS]
-    charts_ = []
-    for kind, title in (("frozen", "ft.pca_before"), ("finetune", "ft.pca_after")):
+    found = {}
+    for col, (kind, title) in zip(st.columns(2), (("frozen", "ft.pca_before"), ("finetune", "ft.pca_after"))):
         points, share = (to_numpy(v) for v in ft.pca_2d(runs[kind].pooled()))  # (m, 2), (2,)
-        charts_.append(embedding_scatter(points, topics, heldout.texts, title=t(title), topic_title=t("ft.topic"),
-                                         x_title=t("ft.pc", n=1, share=pct(share[0])),
-                                         y_title=t("ft.pc", n=2, share=pct(share[1])), order=order))
-    for col, chart in zip(st.columns(2), charts_):
-        col.altair_chart(chart, width="content")
+        found[t(title)] = points
+        col.altair_chart(embedding_scatter(points, topics, heldout.texts, title=t(title), topic_title=t("ft.topic"),
+                                           x_title=t("ft.pc", n=1, share=pct(share[0])),
+                                           y_title=t("ft.pc", n=2, share=pct(share[1])), order=order),
+                         width="content")
     st.caption(t("ft.pca_caption"))
+    if settings.show_numbers:
+        st.markdown(f"##### {t('ft.numbers_pca')}")
+        st.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
 
 
 def notice() -> None:

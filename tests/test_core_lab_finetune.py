@@ -24,6 +24,12 @@ def minilm():
     return pretrained.load_model(), pretrained.load_tokenizer()
 
 
+@pytest.fixture(scope="module")
+def english(minilm):
+    """The English sentences read once by MiniLM, shared by the runs of these tests (as the page shares them)."""
+    return ft.read_language(*minilm, "en")
+
+
 def test_the_sentences_are_four_balanced_topics_split_without_overlap():
     with open(ft.DATA_PATH, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
@@ -56,13 +62,14 @@ def test_unseen_share_counts_held_out_tokens_missing_from_training(minilm):
     assert 0.2 < ft.unseen_share(tokenizer, train, heldout) < 1
 
 
-def test_frozen_run_matches_the_prose_and_an_independent_path(minilm):
+def test_frozen_run_matches_the_prose_and_an_independent_path(minilm, english):
     """The prose: frozen MiniLM + classifier, 60 steps, seed 0: 100% of the English held-out sentences, 56% of the
     Spanish ones. Recomputed, and the English accuracy again through core.pretrained.sentence_embeddings."""
     model, tokenizer = minilm
     found = {}
     for lang in ft.LANGUAGES:
-        run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="frozen", lang=lang, steps=60, seed=0)))
+        read = english if lang == "en" else None
+        run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="frozen", lang=lang, steps=60, seed=0), read))
         found[lang] = run.history[-1][1]
         assert [s for s, _ in run.history] == list(range(0, 61, 5))
         assert run.history[0][1] <= 0.45  # step 0: a random classifier, about one sentence in four
@@ -77,12 +84,12 @@ def test_frozen_run_matches_the_prose_and_an_independent_path(minilm):
     assert (round(100 * found["en"]), round(100 * found["es"])) == (100, 56)
 
 
-def test_every_run_starts_near_chance_and_is_reproducible(minilm):
+def test_every_run_starts_near_chance_and_is_reproducible(minilm, english):
     model, tokenizer = minilm
-    assert ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random", seed=3)).history[0][1] <= 0.45
+    assert ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random", seed=3), english).history[0][1] <= 0.45
     model_before = {k: v.clone() for k, v in model.state_dict().items()}
-    run = ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="finetune", top_layers=1, steps=6, eval_every=2))
-    chunked = ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="finetune", top_layers=1, steps=6, eval_every=2))
+    cfg = ft.RunConfig(kind="finetune", top_layers=1, steps=6, eval_every=2)
+    run, chunked = ft.FineTuneRun(model, tokenizer, cfg, english), ft.FineTuneRun(model, tokenizer, cfg)
     ft.train(run)
     while not chunked.done():  # stepped one at a time, as the page does in chunks
         chunked.train_step()
@@ -98,12 +105,15 @@ def test_the_time_cap_stops_a_run():
         ft.RunConfig(max_seconds=0)
 
 
-def test_the_cut_embedding_table_changes_no_number(minilm):
+def test_the_cut_embedding_table_changes_no_number(minilm, english):
     """The random run keeps only the rows of the tokens its sentences use: the same outputs as the whole table
     holding those rows, and the whole table's other rows would get no gradient."""
     model, tokenizer = minilm
-    run = ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random", steps=1))
-    vocab = ft.used_tokens(tokenizer, ft.load_sentences("en", "train"), ft.load_sentences("en", "heldout"))
+    run = ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random", steps=1), english)
+    vocab = run.vocab  # (v,)
+    ids = {i for s in ft.load_sentences("en", "train").texts + ft.load_sentences("en", "heldout").texts
+           for i in tokenizer.encode(s).ids}
+    assert vocab.tolist() == sorted(ids | {0})  # every token the sentences use, and [PAD]
     full = copy.deepcopy(run.classifier)
     table = torch.zeros(model.cfg.src_vocab, model.cfg.d_model)  # (V, d)
     table[vocab] = run.classifier.embed.embed.weight.detach()
@@ -126,9 +136,9 @@ def test_head_change_is_a_total_variation_distance():
     assert torch.allclose(ft.head_change(one_hot, shifted), torch.ones(2, 3))
 
 
-def test_attention_after_fine_tuning_matches_a_whole_copy_and_frozen_layers_do_not_move(minilm):
+def test_attention_after_fine_tuning_matches_a_whole_copy_and_frozen_layers_do_not_move(minilm, english):
     model, tokenizer = minilm
-    run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="finetune", top_layers=2, steps=3)))
+    run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="finetune", top_layers=2, steps=3), english))
     text = ft.load_sentences("en", "heldout").texts[0]
     before, after = ft.attention_before_after(model, tokenizer, run, text)  # (6, 12, n, n)
     whole = copy.deepcopy(model)
@@ -141,8 +151,8 @@ def test_attention_after_fine_tuning_matches_a_whole_copy_and_frozen_layers_do_n
     change = ft.head_change(before, after)  # (6, 12)
     assert torch.equal(change[:4], torch.zeros(4, 12)) and change[4:].max() > 0
     with pytest.raises(ValueError):
-        ft.attention_before_after(model, tokenizer, ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random")),
-                                  text)
+        ft.attention_before_after(model, tokenizer,
+                                  ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random"), english), text)
 
 
 def test_pca_matches_the_covariance_eigenvectors():

@@ -1,6 +1,7 @@
 """Lesson 15's shared model and its two charts (held-out accuracy per step; sentence vectors in 2-D).
 
-The pretrained MiniLM is loaded once per process (`minilm`) and shared read-only by every session, with a lock:
+The pretrained MiniLM is loaded once per process (`minilm`) and shared read-only by every session, with a lock
+(so are the labelled sentences read through it, `sentences_read`):
 every use of it (the frozen features, the copies a run makes of its layers, hooks for the attention maps) holds
 the lock, so one session's hooks never see another session's sentences.
 """
@@ -15,8 +16,10 @@ import pandas as pd
 import streamlit as st
 
 from core import pretrained
+from core.lab import finetune as ft
 
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE
+from .i18n import t
 
 RUN_COLORS = {"frozen": PALETTE["query"], "finetune": PALETTE["highlight"], "random": PALETTE["masked"]}
 TOPIC_COLORS = CATEGORICAL[:4]
@@ -26,6 +29,15 @@ TOPIC_COLORS = CATEGORICAL[:4]
 def minilm():
     """(model, tokenizer, lock): MiniLM-L6 in eval mode with gradients off, shared by all sessions."""
     return pretrained.load_model(), pretrained.load_tokenizer(), threading.Lock()
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def sentences_read(lang: str) -> dict[str, ft.ReadSet]:
+    """The labelled sentences of `lang` through every layer of the shared MiniLM, once per process: read-only
+    (the runs index them, which copies, and never write to them)."""
+    model, tokenizer, lock = minilm()
+    with lock:
+        return ft.read_language(model, tokenizer, lang)
 
 
 def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[str], *, max_step: int,
@@ -46,7 +58,10 @@ def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[
     dots = alt.Chart(df).mark_point(filled=True, size=40, opacity=1).encode(**encoding)
     rule = alt.Chart(pd.DataFrame({"chance": [chance], "label": [chance_label]})).mark_rule(
         strokeDash=[4, 4], color=PALETTE["ink"]).encode(y="chance:Q", tooltip=alt.Tooltip("label:N", title=" "))
-    return alt.layer(rule, line, dots).properties(width=560, height=300)
+    last = "; ".join(f"{name}: {t('ft.percent', value=round(100 * curves[name][-1][1]))}" for name in names
+                     if curves[name])
+    description = t("a11y.lines_kind") + ": " + t("ft.a11y_accuracy", y=y_title, x=x_title, last=last)
+    return alt.layer(rule, line, dots).properties(width=560, height=300, description=description)
 
 
 def embedding_scatter(points: np.ndarray, topics: Sequence[str], texts: Sequence[str], *, title: str,
@@ -60,4 +75,21 @@ def embedding_scatter(points: np.ndarray, topics: Sequence[str], texts: Sequence
                         legend=alt.Legend(title=topic_title, orient="bottom", labelFontSize=LABEL_FONT)),
         shape=alt.Shape("topic:N", sort=list(order), legend=None),
         tooltip=[alt.Tooltip("topic:N", title=topic_title), alt.Tooltip("text:N", title=" ")],
-    ).properties(width=300, height=300, title=title)
+    ).properties(width=300, height=300, title=title, description=t("ft.a11y_scatter", title=title, n=len(df),
+                                                                    topics=", ".join(order)))
+
+
+def accuracy_frame(curves: dict[str, list[tuple[int, float]]], step_title: str) -> pd.DataFrame:
+    """The chart's numbers: one row per evaluated step, one column per run (empty where a run has not got there)."""
+    frames = [pd.Series(dict(points), name=name, dtype=float) for name, points in curves.items()]
+    table = pd.concat(frames, axis=1).sort_index()
+    table.index.name = step_title
+    return table.reset_index()
+
+
+def points_frame(texts: Sequence[str], topics: Sequence[str], panels: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The scatter plots' numbers: each sentence, its topic and its two coordinates in every panel."""
+    columns = {"text": list(texts), "topic": list(topics)}
+    for title, points in panels.items():
+        columns |= {f"{title} · 1": points[:, 0], f"{title} · 2": points[:, 1]}
+    return pd.DataFrame(columns)

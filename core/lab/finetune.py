@@ -144,43 +144,55 @@ class Inputs:
         return Inputs(self.x[index, :n], self.types[index, :n], self.keep[index, :n], self.labels[index])
 
 
-def inputs_for(model: nn.Module, tokenizer, data: LabelledSet, below: int, vocab: torch.Tensor | None = None) -> Inputs:
-    """A run's inputs: the hidden states entering layer `below` of the frozen model, or, with `vocab` (the ids the
-    random run keeps, sorted), the token ids renumbered as rows of its cut embedding table."""
-    batch = encode(tokenizer, list(data.texts), model.cfg.pad_id)
-    labels = torch.tensor(data.labels)  # (m,)
-    if vocab is None:
-        return Inputs(hidden_at(model, batch, below), batch.types, batch.mask, labels)
-    return Inputs(torch.searchsorted(vocab, batch.ids), batch.types, batch.mask, labels)  # (m, n) rows of vocab
+@dataclass(frozen=True)
+class ReadSet:
+    """A set of sentences read once by the frozen pretrained model."""
+    batch: Encoded  # the tokens, right-padded
+    hidden: torch.Tensor  # (L + 1, m, n, d_model): the vectors entering each layer, then the last layer's output
+    labels: torch.Tensor  # (m,)
+
+    def inputs(self, below: int) -> Inputs:
+        """A frozen-bottom run's inputs: the vectors entering layer `below`."""
+        return Inputs(self.hidden[below], self.batch.types, self.batch.mask, self.labels)
+
+    def token_inputs(self, vocab: torch.Tensor) -> Inputs:
+        """The random run's inputs: token ids renumbered as rows of its cut embedding table (`vocab`, sorted)."""
+        return Inputs(torch.searchsorted(vocab, self.batch.ids), self.batch.types, self.batch.mask, self.labels)
 
 
-def used_tokens(tokenizer, *sets: LabelledSet) -> torch.Tensor:
-    """The sorted distinct token ids of the sentences (with [CLS], [SEP] and [PAD] id 0)."""
-    ids = {0}
-    for data in sets:
-        for found in tokenizer.encode_batch(list(data.texts)):
-            ids.update(found.ids)
-    return torch.tensor(sorted(ids))  # (v,)
+@torch.no_grad()
+def read_language(model: nn.Module, tokenizer, lang: str) -> dict[str, ReadSet]:
+    """{"train": ..., "heldout": ...}: the sentences of `lang` through every layer of the frozen model, once."""
+    found = {}
+    for split in ("train", "heldout"):
+        data = load_sentences(lang, split)
+        batch = encode(tokenizer, list(data.texts), model.cfg.pad_id)
+        states = [hidden_at(model, batch, 0)]  # (m, n, d_model)
+        for block in model.encoder.layers:
+            states.append(block(states[-1], batch.mask[:, None, None, :]))  # (m, n, d_model)
+        found[split] = ReadSet(batch, torch.stack(states), torch.tensor(data.labels))  # (L + 1, m, n, d_model)
+    return found
 
 
 class FineTuneRun:
     """One of the three runs, advanced a step at a time; held-out accuracy at step 0 and every `eval_every` steps.
 
-    `model` is the shared pretrained MiniLM: it is read (frozen layers, copies of its top layers), never changed."""
+    `model` is the shared pretrained MiniLM: it is read (frozen layers, copies of its top layers), never changed.
+    `read` is `read_language(model, tokenizer, cfg.lang)`, computed here when not given (runs can share it)."""
 
-    def __init__(self, model: nn.Module, tokenizer, cfg: RunConfig):
+    def __init__(self, model: nn.Module, tokenizer, cfg: RunConfig, read: dict[str, ReadSet] | None = None):
         self.cfg = cfg
-        train, heldout = load_sentences(cfg.lang, "train"), load_sentences(cfg.lang, "heldout")
+        read = read if read is not None else read_language(model, tokenizer, cfg.lang)
         n_layers, d_model = model.cfg.n_layers, model.cfg.d_model
         self.trained = cfg.trained_layers(n_layers)
         if cfg.kind == "random":
-            vocab = used_tokens(tokenizer, train, heldout)  # (v,)
-            embed, layers = random_copy(model, vocab, cfg.seed)
-            self.train_set, self.heldout = (inputs_for(model, tokenizer, s, 0, vocab) for s in (train, heldout))
+            self.vocab = torch.unique(torch.cat([r.batch.ids.flatten() for r in read.values()]))  # (v,) sorted
+            embed, layers = random_copy(model, self.vocab, cfg.seed)
+            self.train_set, self.heldout = (read[s].token_inputs(self.vocab) for s in ("train", "heldout"))
         else:
             below = n_layers - self.trained
             embed, layers = None, copy.deepcopy(model.encoder.layers[below:]).requires_grad_(True)
-            self.train_set, self.heldout = (inputs_for(model, tokenizer, s, below) for s in (train, heldout))
+            self.train_set, self.heldout = (read[s].inputs(below) for s in ("train", "heldout"))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed)
             self.classifier = SentenceClassifier(layers, d_model, len(TOPICS), embed)

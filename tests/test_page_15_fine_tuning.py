@@ -1,0 +1,88 @@
+"""Lesson 15 (fine-tuning MiniLM) through AppTest.
+
+Training is driven the way the browser drives it: Start flips a flag, and every run of the page (here `at.run()`,
+in the browser the fragment's timer) trains one chunk. The numbers of the verdict are checked against the table and
+against runs trained again here with the same seed; the data's numbers against an independent count.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import start_page
+from streamlit.testing.v1 import AppTest
+
+from core import pretrained
+from core.lab import finetune as ft
+from ui.i18n import t
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "lessons" / "15_fine_tuning.py"
+QUICK = {"ft_steps": 10, "ft_layers": 1}  # the cheapest runs: 10 steps, one fine-tuned layer
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def train_until_done(at: AppTest, limit: int = 200) -> AppTest:
+    for _ in range(limit):
+        if not at.session_state["ft_running"]:
+            return at
+        at.run()
+        assert_clean(at)
+    raise AssertionError("training did not finish")
+
+
+def table(at: AppTest, lang: str = "en"):
+    found = [d.value for d in at.dataframe if t("ft.col_run", lang=lang) in d.value.columns]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_opens_in_both_languages_with_the_data_counted(lang):
+    at = start_page(PAGE, lang=lang, numbers=False, state={"ft_lang": lang})
+    assert_clean(at)
+    tokenizer = pretrained.load_tokenizer()
+    train, heldout = ft.load_sentences(lang, "train"), ft.load_sentences(lang, "heldout")
+    unseen = round(100 * ft.unseen_share(tokenizer, train, heldout))
+    text = next(m.value for m in at.markdown if "assets/finetune/" in m.value)
+    assert "80" in text and "48" in text and (f"{unseen}%" if lang == "en" else f"{unseen} %") in text
+    assert at.info and not at.session_state["ft_runs"]  # nothing trains before Start
+    assert at.button(key="ft_start").disabled is False
+
+
+def test_start_trains_the_three_runs_and_the_verdict_says_their_numbers():
+    at = start_page(PAGE, numbers=True, state=QUICK)
+    at.button(key="ft_start").click().run()
+    train_until_done(at)
+    runs = at.session_state["ft_runs"]
+    assert sorted(k[0] for k in runs) == sorted(ft.KINDS) and all(r.step == 10 for r in runs.values())
+    shown = table(at)
+    finals = dict(zip([k[0] for k in runs], shown[t("ft.col_final", lang="en")]))
+    labels = torch.tensor(ft.load_sentences("en", "heldout").labels)
+    for kind, run in ((k[0], r) for k, r in runs.items()):  # recounted from the trained models' answers
+        assert finals[kind] == pytest.approx((run.predictions() == labels).float().mean().item())
+    verdict = next(m.value for m in at.markdown if m.value.startswith(f"**{t('ft.verdict_header', lang='en')}"))
+    percents = [int(p) for p in re.findall(r"(\d+)%", verdict)]
+    assert percents[:3] == [round(100 * finals[k]) for k in ("frozen", "finetune", "random")]
+    assert finals["random"] <= 0.5 < finals["frozen"]  # after 10 steps the random model is still near chance
+    assert t("ft.meaning_pretraining", lang="en", gap=round(100 * (max(finals["frozen"], finals["finetune"])
+                                                                  - finals["random"]))) in verdict
+    assert [s.value for s in at.subheader if s.value == t("ft.heads_header", lang="en")]  # the analysis is shown
+    assert len([c for c in at.get("vega_lite_chart")]) >= 4  # accuracy, head changes, PCA before and after
+
+
+def test_stop_keeps_the_runs_and_reset_forgets_them():
+    at = start_page(PAGE, numbers=False, state=QUICK)
+    at.button(key="ft_start").click().run()
+    assert_clean(at)
+    at.button(key="ft_stop").click().run()
+    assert not at.session_state["ft_running"] and at.session_state["ft_runs"]
+    assert at.button(key="ft_start").disabled is False  # it continues from where it stopped
+    at.button(key="ft_reset").click().run()
+    assert not at.session_state["ft_runs"]
