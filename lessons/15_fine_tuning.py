@@ -28,9 +28,9 @@ from ui.training import CHUNK_SECONDS
 MAX_STEPS, STEP_GRID, MAX_SECONDS = 120, 10, 90.0  # caps per run: steps and training seconds
 DEFAULTS = {"ft_lang": "en", "ft_layers": 2, "ft_steps": 60, "ft_sentence": 0}
 SCENES = {  # named settings (ui/scenes.py); they set the controls and never start training
-    "english": {"ft_lang": "en", "ft_layers": 2, "ft_steps": 60},
-    "spanish": {"ft_lang": "es", "ft_layers": 2, "ft_steps": 60},
-    "whole_model": {"ft_lang": "en", "ft_layers": 6, "ft_steps": 60},
+    "english": {"ft_steps": 60, "ft_lang": "en", "ft_layers": 2},
+    "spanish": {"ft_steps": 60, "ft_lang": "es", "ft_layers": 2},
+    "whole_model": {"ft_steps": 60, "ft_lang": "en", "ft_layers": 6},
 }
 
 
