@@ -7,6 +7,7 @@ section is a fragment that steps the three runs in turn for CHUNK_SECONDS, then 
 After training: the change of each head's attention on a held-out sentence, and the held-out sentence vectors
 before and after in 2-D (PCA). The shared MiniLM is only read, under its lock (ui/finetune.py).
 """
+import contextlib
 import threading
 import time
 import uuid
@@ -14,7 +15,6 @@ import uuid
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from core import to_numpy
 from core.lab import finetune as ft
@@ -101,7 +101,6 @@ def train_chunk(keys: list[tuple]) -> None:
     if not ss["ft_stepping"].acquire(blocking=False):  # a second script thread of this session (fast reruns)
         return
     try:
-        torch.set_num_threads(1)
         advance(keys, CHUNK_SECONDS)
     finally:
         ss["ft_stepping"].release()
@@ -123,7 +122,7 @@ def data_section() -> None:
     st.subheader(t("ft.data_header"))
     model, tokenizer, _ = minilm()
     links.control(st.radio, t("ft.lang"), list(ft.LANGUAGES), format_func=lambda c: t(f"ft.lang_{c}", lang),
-                  horizontal=True, help=t("ft.lang_help"), setting="ft_lang")
+                  horizontal=True, help=t("ft.lang_help"), setting="ft_lang", disabled=ss["ft_running"])
     train, heldout = (ft.load_sentences(ss["ft_lang"], split) for split in ("train", "heldout"))
     pieces = [len(e.ids) for e in tokenizer.encode_batch(list(train.texts + heldout.texts))]
     prose(t("ft.data_text", train=len(train.texts), heldout=len(heldout.texts), topics=len(ft.TOPICS),
@@ -166,7 +165,8 @@ def runs_section() -> None:
 def live(keys: list[tuple], was_running: bool) -> None:
     """One chunk of training when running, then the progress, the chart, the table and the verdict."""
     if ss["ft_running"]:
-        with st.spinner(t("ft.preparing")):
+        missing = any(k not in ss["ft_runs"] for k in keys)  # building the runs takes a moment: say so
+        with st.spinner(t("ft.preparing")) if missing else contextlib.nullcontext():
             train_chunk(keys)
     if ss["ft_running"] != was_running:
         st.rerun()  # started or finished: redraw the buttons, the analysis, and start or stop the timer

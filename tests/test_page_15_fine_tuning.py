@@ -56,8 +56,13 @@ def test_opens_in_both_languages_with_the_data_counted(lang):
     assert at.button(key="ft_start").disabled is False
 
 
-def test_start_trains_the_three_runs_and_the_verdict_says_their_numbers():
+def test_start_trains_the_three_runs_stop_pauses_and_the_verdict_says_their_numbers():
     at = start_page(PAGE, numbers=True, state=QUICK)
+    at.button(key="ft_start").click().run()
+    assert_clean(at)
+    at.button(key="ft_stop").click().run()
+    assert not at.session_state["ft_running"] and at.session_state["ft_runs"]  # Stop keeps the runs...
+    assert at.button(key="ft_start").disabled is False  # ... and Start goes on from where they stopped
     at.button(key="ft_start").click().run()
     train_until_done(at)
     runs = at.session_state["ft_runs"]
@@ -75,14 +80,10 @@ def test_start_trains_the_three_runs_and_the_verdict_says_their_numbers():
                                                                   - finals["random"]))) in verdict
     assert [s.value for s in at.subheader if s.value == t("ft.heads_header", lang="en")]  # the analysis is shown
     assert len([c for c in at.get("vega_lite_chart")]) >= 4  # accuracy, head changes, PCA before and after
-
-
-def test_stop_keeps_the_runs_and_reset_forgets_them():
-    at = start_page(PAGE, numbers=False, state=QUICK)
-    at.button(key="ft_start").click().run()
+    shown = [c.proto.spec for c in at.get("vega_lite_chart")]
+    sentence = next(w for w in at.selectbox if w.label == t("ft.sentence", lang="en"))
+    sentence.select(5).run()  # another held-out sentence: other head changes
     assert_clean(at)
-    at.button(key="ft_stop").click().run()
-    assert not at.session_state["ft_running"] and at.session_state["ft_runs"]
-    assert at.button(key="ft_start").disabled is False  # it continues from where it stopped
+    assert [c.proto.spec for c in at.get("vega_lite_chart")] != shown
     at.button(key="ft_reset").click().run()
-    assert not at.session_state["ft_runs"]
+    assert not at.session_state["ft_runs"] and at.info  # Reset forgets them

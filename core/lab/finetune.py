@@ -231,8 +231,9 @@ class FineTuneRun:
         self.seconds += time.perf_counter() - start
         if self.step % self.cfg.eval_every == 0 or self.done():
             self.history.append((self.step, self.evaluate()))
-        if self.done():
-            self.optimizer = None  # its moments are twice the trained weights; a finished run needs none
+        if self.done():  # a finished run needs no moments (twice the trained weights) and no gradients
+            self.optimizer = None
+            self.classifier.zero_grad(set_to_none=True)
         return loss.item()
 
     @torch.no_grad()
