@@ -21,6 +21,7 @@ from core.lab import finetune as ft
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE
 from .i18n import t
 
+PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes and legend come around it
 RUN_COLORS = {"frozen": PALETTE["query"], "finetune": PALETTE["highlight"], "random": PALETTE["masked"]}
 TOPIC_COLORS = CATEGORICAL[:4]
 
@@ -46,8 +47,8 @@ def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[
     names = list(curves)
     df = pd.DataFrame([{"run": name, "step": s, "accuracy": a} for name in names for s, a in curves[name]],
                       columns=["run", "step", "accuracy"])
-    legend = alt.Legend(title=None, orient="bottom", direction="horizontal", labelFontSize=LABEL_FONT,
-                        labelColor=PALETTE["ink"], labelLimit=400)
+    legend = alt.Legend(title=None, orient="bottom", direction="vertical", labelFontSize=LABEL_FONT,
+                        labelColor=PALETTE["ink"], labelLimit=500)
     encoding = {"x": alt.X("step:Q", scale=alt.Scale(domain=[0, max_step]), title=x_title),
                 "y": alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title=y_title, axis=alt.Axis(format="%")),
                 "color": alt.Color("run:N", sort=names, scale=alt.Scale(domain=names, range=list(colors)),
@@ -61,7 +62,7 @@ def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[
     last = "; ".join(f"{name}: {t('ft.percent', value=round(100 * curves[name][-1][1]))}" for name in names
                      if curves[name])
     description = t("a11y.lines_kind") + ": " + t("ft.a11y_accuracy", y=y_title, x=x_title, last=last)
-    return alt.layer(rule, line, dots).properties(width=560, height=300, description=description)
+    return alt.layer(rule, line, dots).properties(width=560, height=300, autosize=PAD, description=description)
 
 
 def embedding_scatter(points: np.ndarray, topics: Sequence[str], texts: Sequence[str], *, title: str,
@@ -75,7 +76,7 @@ def embedding_scatter(points: np.ndarray, topics: Sequence[str], texts: Sequence
                         legend=alt.Legend(title=topic_title, orient="bottom", labelFontSize=LABEL_FONT)),
         shape=alt.Shape("topic:N", sort=list(order), legend=None),
         tooltip=[alt.Tooltip("topic:N", title=topic_title), alt.Tooltip("text:N", title=" ")],
-    ).properties(width=300, height=300, title=title, description=t("ft.a11y_scatter", title=title, n=len(df),
+    ).properties(width=300, height=300, autosize=PAD, title=title, description=t("ft.a11y_scatter", title=title, n=len(df),
                                                                     topics=", ".join(order)))
 
 
