@@ -238,8 +238,8 @@ def heads_section(run: ft.FineTuneRun) -> None:
     panels.matrix_panel(change, title=t("ft.heads_title"), key="ft_heads", row_labels=layers, col_labels=heads,
                         scale="sequential", max_width=700)
     top = np.argsort(change, axis=None)[::-1][:3]
-    listed = ", ".join(f"{layers[i // change.shape[1]]} {heads[i % change.shape[1]]} ({change.flat[i]:.3f})"
-                       for i in top)
+    listed = ", ".join(f"{layers[i // change.shape[1]]} {heads[i % change.shape[1]]} "
+                       f"({change.flat[i]:.3f})".replace(".", t("ft.decimal")) for i in top)
     st.markdown(t("ft.heads_top", heads=listed))
 
 
