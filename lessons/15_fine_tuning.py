@@ -126,7 +126,7 @@ def data_section() -> None:
     train, heldout = (ft.load_sentences(ss["ft_lang"], split) for split in ("train", "heldout"))
     pieces = [len(e.ids) for e in tokenizer.encode_batch(list(train.texts + heldout.texts))]
     prose(t("ft.data_text", train=len(train.texts), heldout=len(heldout.texts), topics=len(ft.TOPICS),
-            tokens=f"{np.mean(pieces):.1f}".replace(".", t("ft.decimal")), longest=max(pieces),
+            tokens=charts.number(float(np.mean(pieces)), ".1f"), longest=max(pieces),
             unseen=pct(ft.unseen_share(tokenizer, train, heldout))))
     sample = {t(f"ft.topic_{name}"): [s for s, y in zip(train.texts, train.labels) if y == c][:3]
               for c, name in enumerate(ft.TOPICS)}
@@ -239,7 +239,7 @@ def heads_section(run: ft.FineTuneRun) -> None:
                         scale="sequential", max_width=700)
     top = np.argsort(change, axis=None)[::-1][:3]
     listed = ", ".join(f"{layers[i // change.shape[1]]} {heads[i % change.shape[1]]} "
-                       f"({change.flat[i]:.3f})".replace(".", t("ft.decimal")) for i in top)
+                       f"({charts.number(change.flat[i], '.3f')})" for i in top)
     st.markdown(t("ft.heads_top", heads=listed))
 
 

@@ -18,7 +18,7 @@ import streamlit as st
 from core import pretrained
 from core.lab import finetune as ft
 
-from .charts import CATEGORICAL, LABEL_FONT, PALETTE
+from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
 from .i18n import t
 
 PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes and legend come around it
@@ -62,22 +62,23 @@ def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[
     last = "; ".join(f"{name}: {t('ft.percent', value=round(100 * curves[name][-1][1]))}" for name in names
                      if curves[name])
     description = t("a11y.lines_kind") + ": " + t("ft.a11y_accuracy", y=y_title, x=x_title, last=last)
-    return alt.layer(rule, line, dots).properties(width=560, height=300, autosize=PAD, description=description)
+    return _finish(alt.layer(rule, line, dots), width=560, height=300, autosize=PAD, description=description)
 
 
 def embedding_scatter(points: np.ndarray, topics: Sequence[str], texts: Sequence[str], *, title: str,
                       x_title: str, y_title: str, topic_title: str, order: Sequence[str]) -> alt.Chart:
     """Sentence vectors projected to 2-D, one dot per sentence, coloured by its topic (the text in the tooltip)."""
     df = pd.DataFrame({"x": points[:, 0], "y": points[:, 1], "topic": list(topics), "text": list(texts)})
-    return alt.Chart(df).mark_point(filled=True, size=70, opacity=0.85).encode(
+    chart = alt.Chart(df).mark_point(filled=True, size=70, opacity=0.85).encode(
         x=alt.X("x:Q", title=x_title, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("y:Q", title=y_title, axis=alt.Axis(labels=False, ticks=False)),
         color=alt.Color("topic:N", sort=list(order), scale=alt.Scale(domain=list(order), range=list(TOPIC_COLORS)),
                         legend=alt.Legend(title=topic_title, orient="bottom", labelFontSize=LABEL_FONT)),
         shape=alt.Shape("topic:N", sort=list(order), legend=None),
         tooltip=[alt.Tooltip("topic:N", title=topic_title), alt.Tooltip("text:N", title=" ")],
-    ).properties(width=300, height=300, autosize=PAD, title=title, description=t("ft.a11y_scatter", title=title, n=len(df),
-                                                                    topics=", ".join(order)))
+    )
+    return _finish(chart, width=300, height=300, autosize=PAD, title=title,
+                   description=t("ft.a11y_scatter", title=title, n=len(df), topics=", ".join(order)))
 
 
 def accuracy_frame(curves: dict[str, list[tuple[int, float]]], step_title: str) -> pd.DataFrame:
