@@ -6,8 +6,11 @@ against runs trained again here with the same seed; the data's numbers against a
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+
+import altair as alt
 
 import pytest
 import torch
@@ -79,7 +82,11 @@ def test_start_trains_the_three_runs_stop_pauses_and_the_verdict_says_their_numb
     assert t("ft.meaning_pretraining", lang="en", gap=round(100 * (max(finals["frozen"], finals["finetune"])
                                                                   - finals["random"]))) in verdict
     assert [s.value for s in at.subheader if s.value == t("ft.heads_header", lang="en")]  # the analysis is shown
-    assert len([c for c in at.get("vega_lite_chart")]) >= 4  # accuracy, head changes, PCA before and after
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert len(specs) >= 4  # accuracy, head changes, PCA before and after
+    for spec in specs:  # what Streamlit sends is valid Vega-Lite and says what it shows
+        alt.Root.validate(spec)
+        assert spec["description"].strip() and spec["config"]["locale"]["number"]["decimal"] == "."
     shown = [c.proto.spec for c in at.get("vega_lite_chart")]
     sentence = next(w for w in at.selectbox if w.label == t("ft.sentence", lang="en"))
     sentence.select(5).run()  # another held-out sentence: other head changes
