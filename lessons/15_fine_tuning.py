@@ -19,8 +19,8 @@ import streamlit as st
 from core import to_numpy
 from core.lab import finetune as ft
 from ui import charts, limits, links, panels, scenes, state
-from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, minilm, points_frame,
-                         sentences_read)
+from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, minilm, pct, points_frame,
+                         sentences_read, verdict_text)
 from ui.i18n import t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
@@ -32,11 +32,6 @@ SCENES = {  # named settings (ui/scenes.py); they set the controls and never sta
     "spanish": {"ft_steps": 60, "ft_lang": "es", "ft_layers": 2},
     "whole_model": {"ft_steps": 60, "ft_lang": "en", "ft_layers": 6},
 }
-
-
-def pct(x: float) -> str:
-    """A share as whole percent (the catalog places the % sign as each language writes it)."""
-    return str(round(100 * x))
 
 
 def run_keys() -> list[tuple]:
@@ -199,20 +194,8 @@ def live(keys: list[tuple], was_running: bool) -> None:
     if any(r.timed_out() for r in runs.values()):
         st.warning(t("ft.timed_out", seconds=int(MAX_SECONDS)), icon=":material/timer_off:")
     if len(runs) == len(keys) and all(r.done() for r in runs.values()):
-        verdict({k: r.history[-1][1] for k, r in runs.items()}, keys[0][3], keys[0][2])
-
-
-def verdict(final: dict[str, float], steps: int, layers: int) -> None:
-    """What the difference between the three runs means, in words chosen by the numbers."""
-    best = max(final["frozen"], final["finetune"])
-    text = t("ft.verdict", steps=steps, k=layers, frozen=pct(final["frozen"]), finetune=pct(final["finetune"]),
-             random=pct(final["random"]), chance=pct(1 / len(ft.TOPICS)))
-    gap = best - final["random"]
-    text += " " + (t("ft.meaning_pretraining", gap=pct(gap)) if gap >= 0.15 else t("ft.meaning_small"))
-    change = final["finetune"] - final["frozen"]
-    text += " " + t("ft.meaning_finetune_better" if change >= 0.05 else "ft.meaning_finetune_worse"
-                    if change <= -0.05 else "ft.meaning_finetune_same", k=layers)
-    st.markdown(f"**{t('ft.verdict_header')}** {text}")
+        st.markdown(f"**{t('ft.verdict_header')}** "
+                    + verdict_text({k: r.history[-1][1] for k, r in runs.items()}, keys[0][3], keys[0][2]))
 
 
 def trained_runs() -> dict[str, ft.FineTuneRun] | None:

@@ -94,3 +94,15 @@ def test_start_trains_the_three_runs_stop_pauses_and_the_verdict_says_their_numb
     assert [c.proto.spec for c in at.get("vega_lite_chart")] != shown
     at.button(key="ft_reset").click().run()
     assert not at.session_state["ft_runs"] and at.info  # Reset forgets them
+
+
+def test_the_verdict_picks_its_words_from_the_numbers():
+    from ui.finetune import verdict_text
+
+    text = verdict_text({"frozen": 1.0, "finetune": 1.0, "random": 0.5}, 60, 2)
+    assert t("ft.meaning_pretraining", lang="en", gap=50) in text and "100%" in text and "50%" in text
+    assert t("ft.meaning_finetune_same", lang="en", k=2) in text
+    text = verdict_text({"frozen": 0.56, "finetune": 0.62, "random": 0.5}, 60, 1)
+    assert t("ft.meaning_small", lang="en") in text and t("ft.meaning_finetune_better", lang="en", k=1) in text
+    text = verdict_text({"frozen": 0.9, "finetune": 0.8, "random": 0.25}, 60, 6)
+    assert t("ft.meaning_finetune_worse", lang="en", k=6) in text

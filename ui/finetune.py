@@ -95,3 +95,21 @@ def points_frame(texts: Sequence[str], topics: Sequence[str], panels: dict[str, 
     for title, points in panels.items():
         columns |= {f"{title} · 1": points[:, 0], f"{title} · 2": points[:, 1]}
     return pd.DataFrame(columns)
+
+
+def pct(x: float) -> str:
+    """A share as whole percent (the catalog places the % sign as each language writes it)."""
+    return str(round(100 * x))
+
+
+def verdict_text(final: dict[str, float], steps: int, layers: int) -> str:
+    """What the difference between the three runs means ({kind: final held-out accuracy}), in words the numbers
+    choose: the gap that pretraining bought, and whether fine-tuning the top layers added to it."""
+    best = max(final["frozen"], final["finetune"])
+    text = t("ft.verdict", steps=steps, k=layers, frozen=pct(final["frozen"]), finetune=pct(final["finetune"]),
+             random=pct(final["random"]), chance=pct(1 / len(ft.TOPICS)))
+    gap = best - final["random"]
+    text += " " + (t("ft.meaning_pretraining", gap=pct(gap)) if gap >= 0.15 else t("ft.meaning_small"))
+    change = final["finetune"] - final["frozen"]
+    key = "better" if change >= 0.05 else "worse" if change <= -0.05 else "same"
+    return text + " " + t(f"ft.meaning_finetune_{key}", k=layers)
