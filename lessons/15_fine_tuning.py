@@ -181,7 +181,8 @@ def live(keys: list[tuple], was_running: bool) -> None:
     table = pd.DataFrame({t("ft.col_run"): [names[k] for k in runs],
                           t("ft.col_steps"): [r.step for r in runs.values()],
                           t("ft.col_final"): [r.history[-1][1] for r in runs.values()],
-                          t("ft.col_trained"): [sum(p.numel() for p in r.classifier.parameters()) for r in runs.values()],
+                          t("ft.col_trained"): [sum(p.numel() for p in r.classifier.parameters())
+                                                for r in runs.values()],
                           t("ft.col_seconds"): [r.seconds for r in runs.values()]})
     st.dataframe(table, hide_index=True, key="ft_table", column_config={
         t("ft.col_final"): st.column_config.NumberColumn(format="percent"),

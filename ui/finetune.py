@@ -21,7 +21,7 @@ from core.lab import finetune as ft
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
 from .i18n import t
 
-PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes and legend come around it
+PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes, legend around it
 RUN_COLORS = {"frozen": PALETTE["query"], "finetune": PALETTE["highlight"], "random": PALETTE["masked"]}
 TOPIC_COLORS = CATEGORICAL[:4]
 
