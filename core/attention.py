@@ -59,6 +59,31 @@ def scaled_dot_product_attention(query, key, value, mask=None, hooks=NO_HOOKS):
     return weights @ value, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
+class LayerCache:
+    """The keys and values one attention layer has computed so far (the KV cache of one layer).
+
+    At generation step t a decoder-only model needs the keys and values of positions 0..t, but those of
+    0..t-1 do not change (causal attention: an earlier position never sees a later one). So they are kept
+    and only the new position's are computed: `extend` appends them and returns all of them.
+    keys, values: (batch, h, n_seen, d_k), None before the first call.
+    """
+
+    def __init__(self):
+        self.keys: torch.Tensor | None = None
+        self.values: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.keys is None else self.keys.shape[-2]
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append k, v (batch, h, n_new, d_k) and return every key and value so far (batch, h, n_seen, d_k)."""
+        if self.keys is not None:
+            k = torch.cat([self.keys, k], dim=-2)  # (batch, h, n_seen + n_new, d_k)
+            v = torch.cat([self.values, v], dim=-2)  # (batch, h, n_seen + n_new, d_k)
+        self.keys, self.values = k, v
+        return k, v
+
+
 class MultiHeadAttention(nn.Module):
     """h heads of d_k = d_model / h, concatenated and projected by W_O (the paper's section 3.2.2).
 
@@ -69,6 +94,10 @@ class MultiHeadAttention(nn.Module):
     (batch, n_q, d_model). Hook points: hook_q, hook_k, hook_v (batch, h, n, d_k), hook_scores,
     hook_masked_scores, hook_weights (batch, h, n_q, n_k), hook_heads (batch, h, n_q, d_k),
     hook_out (batch, n_q, d_model).
+
+    With ``cache=LayerCache()`` (self-attention while generating) the keys and values of the new positions are
+    appended to the cache and the queries attend to every position cached so far; hook_k and hook_v then
+    see the new positions only. Rotary positions are not supported with a cache (they would need offsets).
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, rotary: bool = False):
@@ -87,13 +116,17 @@ class MultiHeadAttention(nn.Module):
         batch, n, _ = x.shape
         return x.view(batch, n, self.n_heads, self.d_k).transpose(1, 2)  # (batch, h, n, d_k)
 
-    def forward(self, query, key, value, mask=None):
+    def forward(self, query, key, value, mask=None, cache: LayerCache | None = None):
         q = self.split_heads(self.q_proj(query))  # (batch, h, n_q, d_k)
         k = self.split_heads(self.k_proj(key))  # (batch, h, n_k, d_k)
         v = self.hook_v(self.split_heads(self.v_proj(value)))  # (batch, h, n_k, d_k)
         if self.rotary:
+            if cache is not None:
+                raise ValueError("the KV cache does not support rotary positions")
             q, k = apply_rotary(q), apply_rotary(k)
         q, k = self.hook_q(q), self.hook_k(k)
+        if cache is not None:
+            k, v = cache.extend(k, v)  # (batch, h, n_seen, d_k) each
         heads, _ = scaled_dot_product_attention(q, k, v, mask, hooks=self)  # (batch, h, n_q, d_k)
         heads = self.hook_heads(heads)
         batch, _, n_q, _ = heads.shape

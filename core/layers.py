@@ -89,8 +89,10 @@ class DecoderLayer(_Block):
         self.hook_resid_mid, self.hook_out = HookPoint(), HookPoint()
         self.hook_resid_cross = HookPoint() if cross_attention else None
 
-    def forward(self, x, memory=None, src_mask=None, tgt_mask=None):
-        x = self.hook_resid_mid(self.residual(x, self.norm_self_attn, lambda h: self.self_attn(h, h, h, tgt_mask)))
+    def forward(self, x, memory=None, src_mask=None, tgt_mask=None, cache=None):
+        """`cache` (a core.attention.LayerCache, optional): keep this layer's self-attention keys and values."""
+        self_attn = lambda h: self.self_attn(h, h, h, tgt_mask, cache=cache)  # noqa: E731
+        x = self.hook_resid_mid(self.residual(x, self.norm_self_attn, self_attn))
         if self.cross_attn is not None:
             cross = lambda h: self.cross_attn(h, memory, memory, src_mask)  # noqa: E731
             x = self.hook_resid_cross(self.residual(x, self.norm_cross_attn, cross))
@@ -125,7 +127,8 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(**kwargs) for _ in range(cfg.n_layers))
         self.norm = final_norm(cfg)
 
-    def forward(self, x, memory=None, src_mask=None, tgt_mask=None):
-        for layer in self.layers:
-            x = layer(x, memory, src_mask, tgt_mask)
+    def forward(self, x, memory=None, src_mask=None, tgt_mask=None, caches=None):
+        """`caches`: one core.attention.LayerCache per layer (optional, for generation with a KV cache)."""
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, src_mask, tgt_mask, cache=None if caches is None else caches[i])
         return self.norm(x)

@@ -13,6 +13,7 @@ import math
 import torch
 from torch import nn
 
+from .attention import LayerCache
 from .config import ModelConfig
 from .hooks import HookPoint
 from .layers import Decoder, Encoder
@@ -51,11 +52,15 @@ class Embeddings(nn.Module):
                    type_vocab=cfg.type_vocab, norm_style=cfg.norm_style if cfg.embed_norm else None,
                    norm_eps=cfg.norm_eps)
 
-    def forward(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None) -> torch.Tensor:
-        if tokens.shape[-1] > self.max_len:
-            raise ValueError(f"{tokens.shape[-1]} tokens is longer than max_len={self.max_len}")
+    def forward(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None, offset: int = 0) -> torch.Tensor:
+        """`offset`: the position of the first token (generation with a KV cache feeds one new token at a time)."""
+        if offset + tokens.shape[-1] > self.max_len:
+            raise ValueError(f"{offset + tokens.shape[-1]} tokens is longer than max_len={self.max_len}")
         x = self.hook_embed(self.embed(tokens) * self.scale)  # (..., n, d_model)
-        if self.positional is not None:
+        if self.positional is not None and offset:
+            # the tables read only a length: the first offset + n rows, of which the last n are these tokens'
+            x = x + self.positional(x.new_empty(offset + x.shape[-2], 0))[offset:]  # (..., n, d_model) + (n, d_model)
+        elif self.positional is not None:
             x = x + self.positional(x)  # (..., n, d_model) + (n, d_model)
         if self.token_type is not None:
             types = torch.zeros_like(tokens) if token_types is None else token_types  # (..., n)
@@ -110,9 +115,20 @@ class DecoderOnly(nn.Module):
         self.generator = Generator(cfg.d_model, cfg.tgt_vocab)
         self.generator.weight = self.tgt_embed.embed.weight  # tied: (tgt_vocab, d_model)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        hidden = self.decoder(self.tgt_embed(tokens), tgt_mask=decoder_mask(tokens, self.cfg.pad_id))
+    def forward(self, tokens: torch.Tensor, caches: list[LayerCache] | None = None) -> torch.Tensor:
+        """`caches` (optional, one `LayerCache` per layer): `tokens` continue the sequence the caches hold, which
+        keep every layer's keys and values for the next call (generation with a KV cache; no padding)."""
+        if caches is None:
+            hidden = self.decoder(self.tgt_embed(tokens), tgt_mask=decoder_mask(tokens, self.cfg.pad_id))
+            return self.generator(hidden)  # (batch, n, tgt_vocab)
+        seen, n = len(caches[0]), tokens.shape[-1]
+        mask = torch.ones(n, seen + n, dtype=torch.bool, device=tokens.device).tril(diagonal=seen)  # (n, seen + n)
+        hidden = self.decoder(self.tgt_embed(tokens, offset=seen), tgt_mask=mask, caches=caches)  # (batch, n, d_model)
         return self.generator(hidden)  # (batch, n, tgt_vocab)
+
+    def new_caches(self) -> list[LayerCache]:
+        """An empty KV cache: one `LayerCache` per decoder layer."""
+        return [LayerCache() for _ in self.decoder.layers]
 
 
 class EncoderOnly(nn.Module):
