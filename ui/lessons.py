@@ -23,5 +23,6 @@ PAGES = (
     ("practice", "lessons/11_exercises.py", "ex.nav_title", ":material/edit_note:", "worked-exercises"),
     ("practice", "lessons/12_classifier.py", "clf.nav_title", ":material/stacked_line_chart:", "depth-experiment"),
     ("real", "lessons/13_real_model.py", "real.nav_title", ":material/psychology:", "real-pretrained-model"),
+    ("descendants", "lessons/14_gpt.py", "gpt.nav_title", ":material/edit_square:", "small-gpt"),
     ("descendants", "lessons/15_fine_tuning.py", "ft.nav_title", ":material/tune:", "fine-tuning"),
 )

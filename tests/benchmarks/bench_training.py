@@ -7,6 +7,12 @@ same sizes, batches and optimizer (timed in alternating rounds so a busy machine
 and the peak resident memory of the process that trained the task.
 
     python tests/benchmarks/bench_training.py [--tasks copy addition parser] [--seeds 0 1 2] [--json PATH]
+    python tests/benchmarks/bench_training.py --tasks --gpt en es [--gpt-seconds 60] [--seeds 0 1 2]
+
+`--gpt LANG...` adds lesson 14's task: the default preset of core.lab.gpt trained on the lessons' prose in LANG
+for `--gpt-seconds` of training time (evaluation excluded), its held-out cross-entropy at every quarter of that
+time, the best bigram's and unigram's held-out cross-entropy on the same text in the same run, and the sample the
+page would show (its fixed prompt and seed) at the end. Target: at most 0.85x the bigram's within 60 s.
 
 Each task and seed runs in its own process (so peak RSS is that run's). Times are wall-clock;
 `cpu_seconds_to_99` is the process CPU time over the same span: when it is much lower than the wall
@@ -130,6 +136,47 @@ def run_one(task: str, preset: str, seed: int, every: int, n_eval: int, threads:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
+def run_gpt(lang: str, seed: int, seconds: float, threads: int) -> dict:
+    """Lesson 14's default preset for `seconds` of training on the prose in `lang` (see the module docstring)."""
+    import dataclasses
+
+    from core.lab.charlm import baselines
+    from core.lab.gpt import DEFAULT_TRAIN, LMTrainer, lm_config
+    from ui.gpt_run import corpus, sample_text
+    from ui.i18n import lookup
+
+    torch.set_num_threads(threads)
+    found = corpus(lang)
+    base = baselines(found)
+    trainer = LMTrainer(found, lm_config(len(found.vocab)), dataclasses.replace(DEFAULT_TRAIN, seed=seed))
+    cpu_start, curve = time.process_time(), []
+    for quarter in (0.25, 0.5, 0.75, 1.0):
+        for _ in trainer.steps(seconds=quarter * seconds - trainer.elapsed):
+            pass
+        curve.append((trainer.step, round(trainer.elapsed, 1), round(trainer.heldout(), 4)))
+    cpu = time.process_time() - cpu_start
+    prompt = lookup("gpt.sample_prompt", lang)
+    heldout = curve[-1][2]
+    return {"task": f"gpt-{lang}", "seed": seed, "steps": trainer.step, "train_seconds": round(trainer.elapsed, 2),
+            "heldout_ce": heldout, "bigram_ce": round(base.bigram, 4), "unigram_ce": round(base.unigram, 4),
+            "ratio_to_bigram": round(heldout / base.bigram, 3), "curve": curve, "cpu_seconds": round(cpu, 1),
+            "train_chars": len(found.train), "heldout_chars": len(found.heldout),
+            "sample": prompt + sample_text(trainer.model, found.vocab, prompt, seed),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def _gpt_child(queue, *args):
+    queue.put(run_gpt(*args))
+
+
+def print_gpt(rows: list[dict]) -> None:
+    for r in rows:
+        print(f"{r['task']} seed {r['seed']}: held-out {r['heldout_ce']:.3f} nats/char after {r['train_seconds']} s "
+              f"({r['steps']} steps, {r['cpu_seconds']} CPU s), bigram {r['bigram_ce']:.3f} "
+              f"-> {r['ratio_to_bigram']:.3f}x (unigram {r['unigram_ce']:.3f}); curve {r['curve']}")
+        print(f"  sample: {r['sample']!r}")
+
+
 def _round(value):
     return None if value is None else round(value, 2)
 
@@ -138,11 +185,11 @@ def _child(queue, *args):
     queue.put(run_one(*args))
 
 
-def run_isolated(*args) -> dict:
-    """run_one in a fresh process, so its peak RSS is its own."""
+def run_isolated(*args, target=_child) -> dict:
+    """run_one (or `target`) in a fresh process, so its peak RSS is its own."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    process = context.Process(target=_child, args=(queue, *args))
+    process = context.Process(target=target, args=(queue, *args))
     process.start()
     row = queue.get()
     process.join()
@@ -166,7 +213,9 @@ def print_table(rows: list[dict]) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", nargs="+", default=["copy", "addition", "parser"], choices=sorted(PRESETS))
+    parser.add_argument("--tasks", nargs="*", default=["copy", "addition", "parser"], choices=sorted(PRESETS))
+    parser.add_argument("--gpt", nargs="*", default=[], choices=("en", "es"), help="lesson 14's task in these languages")
+    parser.add_argument("--gpt-seconds", type=float, default=60.0)
     parser.add_argument("--preset", default="fast", choices=("fast", "course"))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--every", type=int, default=25, help="evaluate every this many steps (at most 50)")
@@ -182,7 +231,12 @@ def main(argv=None) -> int:
         for seed in args.seeds:
             rows.append(run_isolated(task, args.preset, seed, args.every, args.n_eval, args.threads))
             print(f"  {task} seed {seed}: {rows[-1]['seconds_to_99']} s to 99%", flush=True)
-    print_table(rows)
+    if rows:
+        print_table(rows)
+    gpt_rows = [run_isolated(lang, seed, args.gpt_seconds, args.threads, target=_gpt_child)
+                for lang in args.gpt for seed in args.seeds]
+    print_gpt(gpt_rows)
+    rows += gpt_rows
     print(f"benchmark took {time.perf_counter() - started:.0f} s; load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
