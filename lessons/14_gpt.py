@@ -91,7 +91,8 @@ def intro(found: Corpus) -> None:
             held=len(found.heldout), vocab=len(found.vocab)))
     cols = st.columns(3)
     cols[0].metric(t("gpt.uniform"), f"{base.uniform:.3f}", help=t("gpt.uniform_help"))
-    cols[1].metric(t("gpt.unigram"), f"{base.unigram:.3f}", help=t("gpt.unigram_help", alpha=num(base.unigram_alpha, "g")))
+    cols[1].metric(t("gpt.unigram"), f"{base.unigram:.3f}",
+                   help=t("gpt.unigram_help", alpha=num(base.unigram_alpha, "g")))
     cols[2].metric(t("gpt.bigram"), f"{base.bigram:.3f}", help=t("gpt.bigram_help", alpha=num(base.bigram_alpha, "g")))
 
 
@@ -110,9 +111,10 @@ def setup() -> None:
         st.caption(t("gpt.fixed_caption", context=DEFAULT_MODEL["max_len"], batch=DEFAULT_TRAIN.batch_size))
     run = ss.get(gpt_run.RUN_KEY)
     running = run is not None and run.running
+    finished = run is not None and run.trainer.done
     buttons = st.columns([1, 1, 1, 2])
     buttons[0].button(t("train.continue" if run is not None and run.trainer.step else "train.start"), on_click=start,
-                      type="primary", icon=":material/play_arrow:", disabled=running or (run is not None and run.trainer.done))
+                      type="primary", icon=":material/play_arrow:", disabled=running or finished)
     buttons[1].button(t("train.stop"), on_click=stop, icon=":material/pause:", disabled=not running)
     buttons[2].button(t("train.reset"), on_click=reset, icon=":material/restart_alt:", disabled=run is None)
     if ss.get("gpt_refused"):
@@ -161,7 +163,7 @@ def live() -> None:
     curve(run)
     st.markdown(t("gpt.sample_header", step=last.step, seconds=f"{last.elapsed:.0f}"))
     st.code(run.prompt + last.sample, language=None, wrap_lines=True)
-    with st.expander(t("gpt.samples_all")):
+    with st.expander(t("gpt.samples_all"), expanded=settings.show_numbers):
         st.dataframe(pd.DataFrame({t("train.step"): [m.step for m in run.measures],
                                    t("gpt.heldout"): [m.heldout for m in run.measures],
                                    t("gpt.sample"): [m.sample for m in run.measures]}),
@@ -232,6 +234,10 @@ def generate_part(model, vocab) -> None:
                                              value_title=t("gpt.probability"), ghost_title=t("gpt.model_p"),
                                              label_title=t("gpt.next_char")), width="content")
     st.caption(t("gpt.bars_caption"))
+    if settings.show_numbers:
+        st.dataframe(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),
+                                   t("gpt.probability"): after[shown].tolist()}), hide_index=True,
+                     key="gpt_distribution_numbers")
 
 
 def attention_part(model, vocab) -> None:
@@ -271,6 +277,8 @@ def kv_part(model, vocab) -> None:
     st.altair_chart(charts.lines(positions, series, x_title=t("gpt.position", lang), y_title=t("gpt.ms", lang),
                                  colors=(charts.PALETTE["key"], charts.PALETTE["query"])), width="content")
     st.metric(t("gpt.speedup"), f"{speedup:.2f}×", help=t("gpt.speedup_help"))
+    if settings.show_numbers:
+        st.dataframe(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, key="gpt_kv_numbers")
     st.caption(t("gpt.kv_caption", plain=num(1000 * sum(plain.seconds), ".1f"),
                  cached=num(1000 * sum(cached.seconds), ".1f")))
 
