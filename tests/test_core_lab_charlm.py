@@ -18,7 +18,7 @@ from core.config import ModelConfig
 from core.lab.charlm import (ALPHAS, Corpus, Vocab, baselines, bigram_cross_entropy, consecutive_windows,
                              prose_sections, random_windows, unigram_cross_entropy)
 from core.lab.gpt import DEFAULT_TRAIN, LMTrainer, heldout_cross_entropy, lm_config, load_char_model
-from core.lab.kvcache import causal_attention, generate
+from core.lab.kvcache import causal_attention, compare_cache, generate
 from core.model import build_model
 
 TEXT = ("the cat sat on the mat. the dog sat on the log. a cat and a dog met on a mat; "
@@ -181,3 +181,25 @@ def test_chunks_equal_one_go_and_checkpoint_round_trip():
     with torch.no_grad():
         assert torch.equal(loaded.model(tokens), whole.model.eval()(tokens))
     assert loaded.vocab == whole.corpus.vocab and loaded.metrics["steps"] == 12
+
+
+def test_with_the_cache_each_step_computes_one_new_key_per_layer():
+    """What the timing chart shows, counted instead of timed: the positions whose keys a step computes."""
+    model = tiny_trainer().model.eval()
+    counted = {False: [], True: []}
+    for cached in (False, True):
+        hook = model.decoder.layers[0].self_attn.hook_k.register_forward_hook(
+            lambda _m, _i, k, cached=cached: counted[cached].append(k.shape[-2]))
+        generate(model, torch.tensor([1, 2, 3, 4]), 6, cached=cached, seed=0)
+        hook.remove()
+    assert counted[False] == [4, 5, 6, 7, 8, 9]  # the whole sequence again at every step
+    assert counted[True] == [4, 1, 1, 1, 1, 1]  # the prompt once, then only the newest token
+
+
+def test_compare_cache_keeps_the_fastest_time_of_every_step():
+    model = tiny_trainer().model
+    found = compare_cache(model, torch.tensor([1, 2, 3]), 8, repeats=2, temperature=0.9, seed=4)
+    assert found.identical and found.logit_gap < 1e-5
+    assert len(found.plain_seconds) == len(found.cached_seconds) == 8
+    assert all(fast <= slow for fast, slow in zip(found.cached_seconds, found.cached.seconds))
+    assert found.speedup == pytest.approx(sum(found.plain_seconds) / sum(found.cached_seconds))

@@ -28,7 +28,7 @@ IGNORE = -100  # a padded target (consecutive_windows)
 # with half the batch learned more slowly in the same time.
 DEFAULT_MODEL = dict(d_model=64, n_heads=4, n_layers=2, d_ff=256, max_len=64, dropout=0.0,
                      positional="learned", norm_first=True, activation="gelu")
-DEFAULT_TRAIN = TrainConfig(steps=1500, batch_size=32, lr=5e-3, warmup=100, final_lr_ratio=0.1,
+DEFAULT_TRAIN = TrainConfig(steps=1500, batch_size=32, lr=1e-2, warmup=50, final_lr_ratio=0.1,
                             weight_decay=0.01, betas=(0.9, 0.98), label_smoothing=0.0, clip_norm=1.0, seed=0)
 
 

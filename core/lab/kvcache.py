@@ -73,3 +73,37 @@ def causal_attention(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     _, cache = run_with_trace(model, tokens[None].to(next(model.parameters()).device))
     names = [f"decoder.layers.{i}.self_attn.hook_weights" for i in range(len(model.decoder.layers))]
     return torch.stack([cache[name][0] for name in names]).cpu()  # (layers, heads, n, n)
+
+
+@dataclass(frozen=True)
+class CacheComparison:
+    """The same generation without and with the KV cache, timed `repeats` times in alternation: the last run of
+    each, and the fastest time of every step over the repeats (seconds, (k,) each), which a busy machine disturbs
+    least. speedup = total of the fastest times without the cache / total with it."""
+    plain: Generation
+    cached: Generation
+    plain_seconds: tuple[float, ...]
+    cached_seconds: tuple[float, ...]
+
+    @property
+    def identical(self) -> bool:
+        return torch.equal(self.plain.tokens, self.cached.tokens)
+
+    @property
+    def logit_gap(self) -> float:
+        return float((self.plain.logits - self.cached.logits).abs().max())
+
+    @property
+    def speedup(self) -> float:
+        return sum(self.plain_seconds) / sum(self.cached_seconds)
+
+
+def compare_cache(model: nn.Module, prompt: torch.Tensor, new_tokens: int, repeats: int = 3,
+                  **sampling) -> CacheComparison:
+    """Generate the same continuation without and with the cache, `repeats` times each, alternating."""
+    runs = {False: [], True: []}
+    for _ in range(repeats):
+        for cached in (False, True):
+            runs[cached].append(generate(model, prompt, new_tokens, cached=cached, **sampling))
+    fastest = {cached: tuple(map(min, zip(*(g.seconds for g in found)))) for cached, found in runs.items()}
+    return CacheComparison(runs[False][-1], runs[True][-1], fastest[False], fastest[True])
