@@ -54,6 +54,13 @@ def wanted() -> dict:
     return {"model_changes": model, "lr": ss["gpt_lr"], "steps": int(ss["gpt_steps"]), "seed": settings.seed}
 
 
+def built_from(run: gpt_run.GPTRun) -> dict:
+    """`wanted()` as the run was built (to say when the controls no longer match it)."""
+    cfg, train = run.trainer.model_cfg, run.trainer.train_cfg
+    model = {"d_model": cfg.d_model, "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_ff": cfg.d_ff}
+    return {"model_changes": model, "lr": train.lr, "steps": train.steps, "seed": train.seed}
+
+
 def start() -> None:
     ss.pop("gpt_refused", None)
     run = ss.get(gpt_run.RUN_KEY)
@@ -121,6 +128,8 @@ def setup() -> None:
     if ss.get("gpt_refused"):
         st.warning(t(ss["gpt_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
+    if run is not None and built_from(run) != wanted():
+        st.info(t("train.settings_changed"), icon=":material/info:")
     if run is not None and run.lang != settings.lang:
         st.info(t("gpt.other_language", lang=t(f"gpt.lang_of.{run.lang}")), icon=":material/translate:")
 

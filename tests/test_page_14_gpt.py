@@ -114,3 +114,14 @@ def test_shipped_checkpoints_are_small_and_beat_the_bigram(lang):
         assert baselines(corpus).bigram == pytest.approx(m["bigram_cross_entropy"], rel=1e-9)
     with torch.no_grad():
         assert shipped.model(torch.zeros(1, 3, dtype=torch.long)).shape == (1, 3, len(shipped.vocab))
+
+
+def test_changed_settings_are_pointed_out():
+    at = start("en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
+    button(at, "train.start").click().run()
+    button(at, "train.stop").click().run()
+    assert t("train.settings_changed", "en") not in [i.value for i in at.info]
+    at.session_state["gpt_layers"] = 2
+    at.run()
+    assert_clean(at)
+    assert t("train.settings_changed", "en") in [i.value for i in at.info]
