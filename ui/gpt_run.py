@@ -44,7 +44,7 @@ def checkpoint_path(lang: str) -> Path:
 
 
 def sample_text(model: torch.nn.Module, vocab: Vocab, prompt: str, seed: int) -> str:
-    """The prompt's continuation up to the model's context, at SAMPLE_TEMPERATURE with `seed` (no KV cache needed)."""
+    """The prompt's continuation up to the end of the model's context, at SAMPLE_TEMPERATURE with `seed`."""
     ids = vocab.encode(prompt)  # (n,)
     found = generate(model, ids, model.cfg.max_len - len(ids), temperature=SAMPLE_TEMPERATURE, seed=seed)
     return vocab.decode(found.tokens.tolist())
