@@ -16,7 +16,7 @@ from core.lab.gpt import DEFAULT_MODEL, DEFAULT_TRAIN, LMTrainer, heldout_cross_
 from core.lab.kvcache import causal_attention, compare_cache, generate
 from core.model import DecoderOnly
 from core.sampling import filter_logits
-from ui import charts, gpt_run, limits, links, panels, parts, scenes, state
+from ui import charts, gpt_run, i18n, limits, links, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
@@ -44,8 +44,7 @@ def shipped(lang: str):
 
 def num(value: float, spec: str) -> str:
     """A number for a sentence, with the reader's decimal mark (a comma in Spanish)."""
-    text = format(value, spec)
-    return text.replace(".", ",") if settings.lang == "es" else text
+    return i18n.number(value, spec, settings.lang)
 
 
 def wanted() -> dict:

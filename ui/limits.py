@@ -128,16 +128,14 @@ def _forget_if_gone(presence: Presence, wait: float) -> None:
         if left is None or time.monotonic() - left < wait:
             return
         del shared.left[presence.session_id]
-    from ui.training import Run  # here: ui.training loads torch, which the budget's other users never need
-
     state = presence.state()
     if state is not None:
         for key in list(state.filtered_state):
             with contextlib.suppress(KeyError):
                 value = state[key]
                 del state[key]
-                if isinstance(value, Run):  # its model is also reachable from the session's last fragment (lesson
-                    value.close()  # 9's globals), which Streamlit may go on holding
+                if callable(getattr(value, "close", None)):  # a run (lesson 9's, 14's): its model is also
+                    value.close()  # reachable from the session's last fragment, which Streamlit may go on holding
     return_free_memory()
 
 
