@@ -6,6 +6,8 @@ X (1, n, d_model) -> Q, K, V split into h heads (1, h, n, d_k) -> attention per 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -38,6 +40,47 @@ def seeded_attention(d_model: int, heads: int, seed: int, device: str = "cpu") -
             if name.endswith("bias"):
                 p.uniform_(-BIAS, BIAS, generator=generator)
     return module.to(device)
+
+
+def attention_steps(x: torch.Tensor, heads: int, seed: int, mask: torch.Tensor | None) -> dict[str, torch.Tensor]:
+    """Self-attention of `x` (b, n, d_model) through a seeded `MultiHeadAttention` (Xavier weights, zero biases) on
+    x's device; every hook point's tensor by its name without "hook_" (q, k, v, scores, masked_scores, weights,
+    heads, out: (b, h, n, ·) per head)."""
+    module = seeded(lambda: MultiHeadAttention(x.shape[-1], heads), seed, str(x.device))
+    with torch.no_grad():
+        _, cache = hooks.trace(module, lambda: module(x, x, x, mask))
+    return {name.removeprefix("hook_"): value for name, value in cache.items()}
+
+
+@dataclass(frozen=True)
+class BatchAttention:
+    """A ragged batch padded, masked and attended (lesson 3)."""
+
+    sentences: list[list[str]]  # as given
+    tokens: list[list[str]]  # padded to the longest with the PAD label
+    ids: torch.Tensor  # (batch, n), PAD_ID where padded
+    mask: torch.Tensor | None  # the mask kind's boolean mask, broadcasting to (batch, h, n, n)
+    steps: dict[str, torch.Tensor]  # `attention_steps` of the batch
+
+    @property
+    def keep(self) -> torch.Tensor:
+        """The mask as each sentence sees it, all True for no mask: (batch, n, n)."""
+        batch, n = self.ids.shape
+        keep = torch.ones(batch, 1, n, n, dtype=torch.bool, device=self.ids.device)  # (batch, 1, n, n)
+        return (keep if self.mask is None else keep & self.mask)[:, 0]  # (batch, n, n)
+
+
+def batch_attention(sentences: list[list[str]], pad: str, d_model: int, heads: int, seed: int, mask_kind: str,
+                    device: str = "cpu") -> BatchAttention:
+    """Pad the sentences (PAD_ID, shown as `pad`), build the mask of `mask_kind`, and run seeded self-attention on
+    the toy embeddings of the padded tokens (a PAD gets the toy vector of `pad`)."""
+    n = max(map(len, sentences))
+    tokens = [s + [pad] * (n - len(s)) for s in sentences]
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(w for s in sentences for w in s), start=PAD_ID + 1)}
+    ids = torch.tensor([[vocab[w] for w in s] + [PAD_ID] * (n - len(s)) for s in sentences], device=device)  # (b, n)
+    mask = mask_of_kind(mask_kind, ids, PAD_ID)  # broadcasts to (b, h, n, n), or None
+    x = toy_embeddings([w for row in tokens for w in row], d_model, seed).view(len(tokens), n, d_model)  # (b, n, d)
+    return BatchAttention(sentences, tokens, ids, mask, attention_steps(x.to(device), heads, seed, mask))
 
 
 def toy_input(words: list[str], d_model: int, seed: int) -> torch.Tensor:
