@@ -38,13 +38,9 @@ def compute(words: tuple[str, ...], d_model: int, d_k: int, seed: int, causal: b
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def curves(seed: int) -> dict[str, np.ndarray]:
-    """Mean entropy (16 queries) and median ‖J‖ and saturated share (DRAWS queries) per d_k in D_KS, both ways."""
-    raw, scaled = entropy_by_d_k(D_KS, N_KEYS, seed)
-    sat = saturation_by_d_k(D_KS, N_KEYS, seed, DRAWS)
-    return {"entropy_raw": raw.numpy(), "entropy_scaled": scaled.numpy(), "jac_raw": sat.raw_median.numpy(),
-            "jac_scaled": sat.scaled_median.numpy(), "sat_raw": sat.raw_saturated.numpy(),
-            "sat_scaled": sat.scaled_saturated.numpy()}
+def curves(seed: int):
+    """Mean entropy over 16 queries (without, with scaling) and the saturation over DRAWS queries, per d_k."""
+    return entropy_by_d_k(D_KS, N_KEYS, seed), saturation_by_d_k(D_KS, N_KEYS, seed, DRAWS)
 
 
 def thousands(value: int) -> str:
@@ -121,27 +117,27 @@ def scaling_side(side: str, exp, dk: int, key_labels: list[str]) -> float:
 
 def number(value: float, spec: str = ".3g") -> str:
     """`value` with the language's decimal mark."""
-    return format(value, spec).replace(".", t("qkv.decimal"))
+    return format(float(value), spec).replace(".", t("qkv.decimal"))
 
 
-def saturation_curves(dk: int, C: dict[str, np.ndarray], norms: dict[str, float]) -> None:
+def saturation_curves(dk: int, entropies: tuple, C, norms: dict[str, float]) -> None:
     """Entropy and median ‖J‖ as d_k grows, both ways, and the sentence the lesson rests on, at this d_k."""
-    colours = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]]
-    both = {t("qkv.curve_raw"): "raw", t("qkv.curve_scaled"): "scaled"}
+    colours, x = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]], np.log2(D_KS)
+    names = (t("qkv.curve_raw"), t("qkv.curve_scaled"))
     entropy_col, jacobian_col = st.columns(2, gap="large")
-    entropy_col.altair_chart(charts.lines(np.log2(D_KS), {**{k: C[f"entropy_{v}"] for k, v in both.items()},
-                                                          t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
+    entropy_col.altair_chart(charts.lines(x, {**dict(zip(names, (e.numpy() for e in entropies))),
+                                              t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
                                           x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
                                           title=t("qkv.curve_title"), colors=colours), width="content")
-    jacobian_col.altair_chart(charts.lines(np.log2(D_KS), {k: C[f"jac_{v}"] for k, v in both.items()},
+    jacobian_col.altair_chart(charts.lines(x, dict(zip(names, (C.raw_median.numpy(), C.scaled_median.numpy()))),
                                            x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
                                            title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2]),
                               width="content")
     i = D_KS.index(dk)
-    prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=number(C["jac_raw"][i]),
-            scaled=number(C["jac_scaled"][i]), raw_share=t("qkv.percent", value=round(100 * C["sat_raw"][i])),
-            scaled_share=t("qkv.percent", value=round(100 * C["sat_scaled"][i])), threshold=number(SATURATED),
-            one_raw=number(norms["raw"]), one_scaled=number(norms["scaled"])))
+    prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=number(C.raw_median[i]),
+            scaled=number(C.scaled_median[i]), raw_share=t("qkv.percent", value=round(100 * float(C.raw_saturated[i]))),
+            scaled_share=t("qkv.percent", value=round(100 * float(C.scaled_saturated[i]))),
+            threshold=number(SATURATED), one_raw=number(norms["raw"]), one_scaled=number(norms["scaled"])))
 
 
 @st.fragment
@@ -159,8 +155,8 @@ def scaling(seed: int) -> None:
             norms[side] = scaling_side(side, exp, dk, key_labels)
     scores_pair = core.to_numpy(torch.stack([exp.raw_scores, exp.scaled_scores]))  # (2, N_KEYS)
     panel(scores_pair, "qkv_exp_scores", t("qkv.exp_scores_title", d_k=dk), [t("qkv.raw_row"), t("qkv.scaled_row")],
-          key_labels, t("qkv.exp_scores_caption", d_k=dk), width=620)
-    saturation_curves(dk, curves(seed), norms)
+          key_labels, t("qkv.exp_scores_caption", d_k=dk) + " " + t("common.cpu_only"), width=620)
+    saturation_curves(dk, *curves(seed), norms)
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings

@@ -267,7 +267,7 @@ def patterns_part() -> None:
     m = settings.seq_len
     st.subheader(t("masks.eff_header"))
     prose(t("masks.eff_intro"))
-    st.caption(t("masks.seq_len_in_sidebar", n=m))
+    st.caption(t("masks.seq_len_in_sidebar", n=m) + " " + t("common.cpu_only"))  # masks and counts: CPU
     pattern_controls()
     words = [w for s in parse(ss["masks_batch"])[0] for w in s]
     labels = [words[j] if j < len(words) else str(j + 1) for j in range(m)]

@@ -169,7 +169,7 @@ def sinusoidal_part() -> None:
     st.markdown(f"##### {t('pe.heatmap_title', P=P, d=d)}")
     st.altair_chart(charts.image_heatmap(pe, x_title=t("pe.dimension"), y_title=t("pe.position"), value_title="PE",
                                          domain=(-1.0, 1.0)), width="content")
-    st.caption(t("pe.heatmap_caption", P=P, d=d))
+    st.caption(t("pe.heatmap_caption", P=P, d=d) + " " + t("common.cpu_only"))
     zp, zd = min(P, ZOOM_POS), min(d, ZOOM_DIMS)
     panels.matrix_panel(pe[:zp, :zd], title=t("pe.zoom_title"), key="pe_zoom", scale="diverging",
                         row_labels=position_labels(zp), col_labels=[dim(j=j) for j in range(zd)],
@@ -235,7 +235,7 @@ def offset_part() -> None:
     exact = ["PE(p)·PE(p+k)", t("pe.col_formula")]
     number_table(pd.DataFrame({"p": O["p"], "p + k": [p + k for p in O["p"]], exact[0]: O["at_p"],
                                exact[1]: O["formula"]}), "pe_offset_table", exact)  # over the complete pairs
-    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=f"{O['spread']:.1e}"))
+    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=f"{O['spread']:.1e}") + " " + t("common.cpu_only"))
     if d % 2:
         st.info(t("pe.odd_d", d=d), icon=":material/info:")
 
@@ -253,7 +253,7 @@ def scale_part(tokens: list[str]) -> None:
     m1.metric(t("pe.col_cos_plain"), f"{table[t('pe.col_cos_plain')].mean():.4f}")
     m2.metric(t("pe.col_cos_scaled"), f"{table[t('pe.col_cos_scaled')].mean():.4f}")
     number_table(table, "pe_scale_table", list(table.columns[2:]))
-    st.caption(t("pe.scale_caption"))
+    st.caption(t("pe.scale_caption") + " " + t("common.cpu_only"))
 
 
 @st.fragment

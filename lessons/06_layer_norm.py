@@ -250,7 +250,7 @@ def experiment() -> None:
     heads_exp = state.closest_heads(d_exp, settings.heads)
     G = gradient_profile(n_layers, d_exp, heads_exp, settings.seed)
     st.caption(t("ln.experiment_caption", d=d_exp, cap=EXP_MAX_D, shared=settings.d_model, h=heads_exp,
-                 n=EXP_TOKENS, seed=settings.seed, ff=4 * d_exp))
+                 n=EXP_TOKENS, seed=settings.seed, ff=4 * d_exp) + " " + t("common.cpu_only"))
     layer_axis = list(range(1, n_layers + 1))
     series = {t("ln.pre_title"): G["pre"], t("ln.post_title"): G["post"]}
     st.altair_chart(gradient_chart(layer_axis, series), width="content")
