@@ -4,7 +4,6 @@ X = E + PE (n x d_model) -> Q, K, V = X W_Q, X W_K, X W_V (n x d_k) -> softmax(Q
 core.scaled_dot_product_attention; then the asymmetry of Q Kᵀ, one query's dot products dimension by dimension,
 and the scaling experiment (core.lab.analysis.scaling_experiment, core.lab.saturation).
 """
-import functools
 import math
 
 import numpy as np
@@ -25,8 +24,6 @@ D_KS = tuple(2**k for k in range(11))  # the experiment's d_k: 1, 2, 4, ..., 102
 N_KEYS = 10  # keys in the experiment's softmax row
 DRAWS = 256  # random queries behind the median ‖J‖ and the share of saturated rows
 MAX_BARS = 24  # the one-query view draws bars up to 24 keys, a compact panel beyond
-W_TITLES = {"Q": "qkv.WQ_title", "K": "qkv.WK_title", "V": "qkv.WV_title"}
-MASK_NOTES = {"causal": "qkv.mask_causal", "padding": "qkv.mask_padding", "both": "qkv.mask_both"}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -48,10 +45,6 @@ def thousands(value: int) -> str:
     return f"{value:,}".replace(",", "\u202f")
 
 
-def full_csv(matrix: np.ndarray, rows: list[str], cols: list[str]) -> str:
-    return panels.csv_text(panels.numbers_frame(matrix, rows, cols))
-
-
 def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[str], caption: str = "",
           scale=None, width: int = 300) -> None:
     """A matrix panel that draws at most ROW_CAP rows and CELL_CAP cells; a bigger matrix shows its top-left
@@ -63,9 +56,9 @@ def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[
     panels.matrix_panel(matrix[:r, :c], title=title, key=key, row_labels=rows[:r], col_labels=cols[:c],
                         scale=scale, caption=caption or None, max_width=width)
     if (r, c) != matrix.shape:
-        st.download_button(t("qkv.full_csv"), functools.partial(full_csv, matrix, rows, cols), type="tertiary",
-                           file_name=f"{key}_full.csv", mime="text/csv", key=f"{key}_full", on_click="ignore",
-                           icon=":material/table:")
+        full = lambda: panels.csv_text(panels.numbers_frame(matrix, rows, cols))  # noqa: E731 (made when clicked)
+        st.download_button(t("qkv.full_csv"), full, type="tertiary", file_name=f"{key}_full.csv", mime="text/csv",
+                           key=f"{key}_full", on_click="ignore", icon=":material/table:")
 
 
 @st.fragment
@@ -185,7 +178,7 @@ def inputs(d_k: int) -> list[str]:
     st.info(t("qkv.sizes", d_model=settings.d_model, heads=settings.heads, d_k=d_k, n=len(words)),
             icon=":material/straighten:")
     if settings.mask != "none":
-        st.info(t(MASK_NOTES[settings.mask], mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
+        st.info(t(f"qkv.mask_{settings.mask}", mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
     return words
 
 
@@ -199,7 +192,7 @@ def projections(M: dict[str, np.ndarray], words: list[str], model_dims: list[str
     for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
         w_col, out_col = st.columns([1, 2], gap="large")
         with w_col:
-            panel(M[f"W_{name}"], f"qkv_W_{name}", t(W_TITLES[name]), model_dims, head_dims,
+            panel(M[f"W_{name}"], f"qkv_W_{name}", t(f"qkv.W{name}_title"), model_dims, head_dims,
                   t("qkv.W_tied") if tied and name != "V" else None, width=240)
         with out_col:
             panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"),
