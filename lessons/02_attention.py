@@ -108,11 +108,6 @@ def scaling_side(side: str, exp, dk: int, key_labels: list[str]) -> float:
     return float(jac.norm())
 
 
-def number(value: float, spec: str = ".3g") -> str:
-    """`value` with the language's decimal mark."""
-    return format(float(value), spec).replace(".", t("qkv.decimal"))
-
-
 def saturation_curves(dk: int, entropies: tuple, C, norms: dict[str, float]) -> None:
     """Entropy and median ‖J‖ as d_k grows, both ways, and the sentence the lesson rests on, at this d_k."""
     colours, x = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]], np.log2(D_KS)
@@ -127,10 +122,10 @@ def saturation_curves(dk: int, entropies: tuple, C, norms: dict[str, float]) -> 
                                            title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2]),
                               width="content")
     i = D_KS.index(dk)
-    prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=number(C.raw_median[i]),
-            scaled=number(C.scaled_median[i]), raw_share=t("qkv.percent", value=round(100 * float(C.raw_saturated[i]))),
-            scaled_share=t("qkv.percent", value=round(100 * float(C.scaled_saturated[i]))),
-            threshold=number(SATURATED), one_raw=number(norms["raw"]), one_scaled=number(norms["scaled"])))
+    prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=float(C.raw_median[i]),
+            scaled=float(C.scaled_median[i]), raw_share=t("qkv.percent", value=round(100 * float(C.raw_saturated[i]))),
+            scaled_share=t("qkv.percent", value=round(100 * float(C.scaled_saturated[i]))), threshold=SATURATED,
+            one_raw=norms["raw"], one_scaled=norms["scaled"]))  # floats: t() writes the reader's decimal mark
 
 
 @st.fragment
