@@ -4,7 +4,6 @@ X = E + PE (n x d_model) -> Q, K, V = X W_Q, X W_K, X W_V (n x d_k) -> softmax(Q
 core.scaled_dot_product_attention; then the asymmetry of Q Kᵀ, one query's dot products dimension by dimension,
 and the scaling experiment (core.lab.analysis.scaling_experiment, core.lab.saturation).
 """
-import functools
 import math
 
 import numpy as np
@@ -12,8 +11,10 @@ import streamlit as st
 import torch
 
 import core
-from core.lab.analysis import entropy, scaling_experiment, seeded_linear_weights, toy_embeddings
-from core.lab.saturation import entropy_by_d_k, softmax_jacobian, softmax_jacobian_formula
+from core.lab.analysis import (PROJECTIONS, entropy, qkv_attention, scaling_experiment, seeded_linear_weights,
+                               toy_embeddings, weight_seeds)
+from core.lab.saturation import (SATURATED, entropy_by_d_k, jacobian_size, saturation_by_d_k, softmax_jacobian,
+                                 softmax_jacobian_formula)
 from ui import charts, links, panels, scenes, state, tokens
 from ui.i18n import md_escape, t
 from ui.presentation import prose
@@ -21,65 +22,27 @@ from ui.presentation import prose
 CELL_CAP, ROW_CAP = 4096, 64  # at most 4096 drawn cells per chart, at most 64 rows
 D_KS = tuple(2**k for k in range(11))  # the experiment's d_k: 1, 2, 4, ..., 1024
 N_KEYS = 10  # keys in the experiment's softmax row
+DRAWS = 256  # random queries behind the median ‖J‖ and the share of saturated rows
 MAX_BARS = 24  # the one-query view draws bars up to 24 keys, a compact panel beyond
-PROJECTIONS = ("Q", "K", "V")
-W_TITLES = {"Q": "qkv.WQ_title", "K": "qkv.WK_title", "V": "qkv.WV_title"}
-MASK_NOTES = {"causal": "qkv.mask_causal", "padding": "qkv.mask_padding", "both": "qkv.mask_both"}
-
-
-def weight_seeds(seed: int, tied: bool) -> dict[str, int]:
-    """W_Q, W_K, W_V get seeds 3s + 1, 3s + 2, 3s + 3: distinct, and fixed by the shared seed s.
-    Tied: W_K reuses W_Q's seed, so W_K = W_Q."""
-    seeds = {name: 3 * seed + k for k, name in enumerate(PROJECTIONS, start=1)}
-    return {**seeds, "K": seeds["Q"]} if tied else seeds
-
-
-class Recorder:
-    """Stands in for a module's hook points: keeps what scaled_dot_product_attention passes through them."""
-
-    def __init__(self):
-        self.seen: dict[str, torch.Tensor] = {}
-
-    def __getattr__(self, name: str):
-        if not name.startswith("hook_"):
-            raise AttributeError(name)
-        return lambda x: self.seen.setdefault(name.removeprefix("hook_"), x)
-
-
-def compute(words: list[str], d_model: int, heads: int, seed: int, causal: bool, tied: bool,
-            device: str) -> dict[str, np.ndarray]:
-    """Every matrix of the page as float64 numpy (float32 on MPS), computed by core on `device`."""
-    dtype = torch.float32 if device == "mps" else torch.float64
-    n, d_k = len(words), d_model // heads
-    e = toy_embeddings(words, d_model, seed)  # (n, d_model)
-    pe = core.sinusoidal_encoding(n, d_model)  # (n, d_model)
-    x = (e + pe).to(device, dtype)  # (n, d_model)
-    seeds = weight_seeds(seed, tied)
-    w = {name: seeded_linear_weights(d_model, d_k, s).to(device, dtype) for name, s in seeds.items()}  # (d_model, d_k)
-    q, k, v = (x @ w[name] for name in PROJECTIONS)  # (n, d_k) each
-    mask = core.causal_mask(n, device) if causal else None  # (n, n), True = keep
-    hooks = Recorder()
-    out, weights = core.scaled_dot_product_attention(q, k, v, mask, hooks=hooks)  # (n, d_k), (n, n)
-    raw = q @ k.T  # (n, n), before the division by sqrt(d_k)
-    found = {"X": x, "W_Q": w["Q"], "W_K": w["K"], "W_V": w["V"], "Q": q, "K": k, "V": v,
-             "S": raw, "S_scaled": hooks.seen["scores"], "S_masked": hooks.seen["masked_scores"], "A": weights,
-             "O": out, "D": raw - raw.T}
-    return {name: m.detach().cpu().double().numpy() for name, m in found.items()}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def entropy_curve(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    raw, scaled = entropy_by_d_k(D_KS, N_KEYS, seed)
-    return raw.numpy(), scaled.numpy()
+def compute(words: tuple[str, ...], d_model: int, d_k: int, seed: int, causal: bool, tied: bool,
+            device: str) -> dict[str, np.ndarray]:
+    """Every matrix of the page (core.lab.analysis.qkv_attention on `device`) as float64 numpy."""
+    return {name: core.to_numpy(m) for name, m in qkv_attention(list(words), d_model, d_k, seed, causal, tied,
+                                                                  device).items()}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def curves(seed: int):
+    """Mean entropy over 16 queries (without, with scaling) and the saturation over DRAWS queries, per d_k."""
+    return entropy_by_d_k(D_KS, N_KEYS, seed), saturation_by_d_k(D_KS, N_KEYS, seed, DRAWS)
 
 
 def thousands(value: int) -> str:
     """1234567 -> "1 234 567" with narrow no-break spaces: read the same way in English and Spanish."""
     return f"{value:,}".replace(",", "\u202f")
-
-
-def full_csv(matrix: np.ndarray, rows: list[str], cols: list[str]) -> str:
-    return panels.csv_text(panels.numbers_frame(matrix, rows, cols))
 
 
 def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[str], caption: str = "",
@@ -93,9 +56,9 @@ def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[
     panels.matrix_panel(matrix[:r, :c], title=title, key=key, row_labels=rows[:r], col_labels=cols[:c],
                         scale=scale, caption=caption or None, max_width=width)
     if (r, c) != matrix.shape:
-        st.download_button(t("qkv.full_csv"), functools.partial(full_csv, matrix, rows, cols), type="tertiary",
-                           file_name=f"{key}_full.csv", mime="text/csv", key=f"{key}_full", on_click="ignore",
-                           icon=":material/table:")
+        full = lambda: panels.csv_text(panels.numbers_frame(matrix, rows, cols))  # noqa: E731 (made when clicked)
+        st.download_button(t("qkv.full_csv"), full, type="tertiary", file_name=f"{key}_full.csv", mime="text/csv",
+                           key=f"{key}_full", on_click="ignore", icon=":material/table:")
 
 
 @st.fragment
@@ -104,9 +67,7 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
     reruns only this part of the page."""
     n, head_dims = len(words), [f"d{c + 1}" for c in range(d_k)]
     st.subheader(t("qkv.neuron_header"))
-    ss = st.session_state
-    if ss["qkv_query"] >= n:
-        ss["qkv_query"] = 0
+    ss["qkv_query"] = ss["qkv_query"] if ss["qkv_query"] < n else 0
     i = links.control(st.selectbox, t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}",
                       width=320, setting="qkv_query", identity=tuple(words))
     prose(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
@@ -116,14 +77,12 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
           t("qkv.prod_caption"), width=760)
     if n <= MAX_BARS:
         sums_col, soft_col = st.columns(2, gap="large")
-        with sums_col:
-            st.altair_chart(charts.bars(sums, words, color=charts.PALETTE["query"], domain=None,
-                                        title=t("qkv.sums_title", word=words[i]), label_title=t("qkv.key"),
-                                        value_title=t("qkv.sum")), width="content")
-        with soft_col:
-            st.altair_chart(charts.bars(M["A"][i], words, color=charts.PALETTE["highlight"],
-                                        title=t("qkv.softmax_title", word=words[i]), label_title=t("qkv.key"),
-                                        value_title=t("qkv.weight")), width="content")
+        sums_col.altair_chart(charts.bars(sums, words, color=charts.PALETTE["query"], domain=None,
+                                          title=t("qkv.sums_title", word=words[i]), label_title=t("qkv.key"),
+                                          value_title=t("qkv.sum")), width="content")
+        soft_col.altair_chart(charts.bars(M["A"][i], words, color=charts.PALETTE["highlight"],
+                                          title=t("qkv.softmax_title", word=words[i]), label_title=t("qkv.key"),
+                                          value_title=t("qkv.weight")), width="content")
     else:  # 64 bars would be 2000 px tall: one compact panel of the same numbers instead
         row = np.stack([sums, M["S_scaled"][i], M["A"][i]])  # (3, n)
         panel(row, "qkv_row", t("qkv.row_panel_title", word=md_escape(words[i])),
@@ -132,50 +91,60 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
     st.caption(check + (" " + t("qkv.neuron_masked") if causal and i < n - 1 else ""))
 
 
-def scaling_side(side: str, scores: torch.Tensor, variance: float, dk: int, key_labels: list[str]) -> str:
-    """One side of the experiment (raw or scaled): its metrics and softmax row; returns the Jacobian's norm."""
-    s = scores.double()  # (N_KEYS,)
+def scaling_side(side: str, exp, dk: int, key_labels: list[str]) -> float:
+    """One side of the experiment (raw or scaled): its metrics and softmax row; returns this query's ‖J‖."""
+    s = getattr(exp, f"{side}_scores").double()  # (N_KEYS,)
     p = core.softmax(s)  # (N_KEYS,)
     jac = softmax_jacobian(s)  # (N_KEYS, N_KEYS), by autograd
-    norm = f"{float(jac.norm()):.2e}"
     st.markdown(f"##### {t(f'qkv.{side}_header', d_k=dk)}")
-    a, b = st.columns(2)
-    a.metric(t("qkv.variance"), f"{variance:.2f}")
-    b.metric(t("qkv.entropy"), f"{float(entropy(p)):.4f}")
-    c, d = st.columns(2)
-    c.metric(t("qkv.max_weight"), f"{float(p.max()):.4f}")
-    d.metric(t("qkv.jacobian"), norm)
+    values = ((t("qkv.variance"), f"{getattr(exp, f'{side}_variance'):.2f}"),
+              (t("qkv.entropy"), f"{float(entropy(p)):.4f}"), (t("qkv.max_weight"), f"{float(p.max()):.4f}"),
+              (t("qkv.jacobian"), f"{float(jac.norm()):.2e}"))
+    for slot, (label, value) in zip([*st.columns(2), *st.columns(2)], values):  # two rows of two
+        slot.metric(label, value)
     st.altair_chart(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"], title=t("qkv.row_title"),
                                 label_title=t("qkv.key"), value_title=t("qkv.weight")), width="content")
     st.caption(t("qkv.jacobian_check", err=f"{float((jac - softmax_jacobian_formula(p)).abs().max()):.1e}"))
-    return norm
+    return float(jac.norm())
+
+
+def saturation_curves(dk: int, entropies: tuple, C, norms: dict[str, float]) -> None:
+    """Entropy and median ‖J‖ as d_k grows, both ways, and the sentence the lesson rests on, at this d_k."""
+    colours, x = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]], np.log2(D_KS)
+    names = (t("qkv.curve_raw"), t("qkv.curve_scaled"))
+    entropy_col, jacobian_col = st.columns(2, gap="large")
+    entropy_col.altair_chart(charts.lines(x, {**dict(zip(names, (e.numpy() for e in entropies))),
+                                              t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
+                                          x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
+                                          title=t("qkv.curve_title"), colors=colours), width="content")
+    jacobian_col.altair_chart(charts.lines(x, dict(zip(names, (C.raw_median.numpy(), C.scaled_median.numpy()))),
+                                           x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
+                                           title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2]),
+                              width="content")
+    i = D_KS.index(dk)
+    prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=float(C.raw_median[i]),
+            scaled=float(C.scaled_median[i]), raw_share=t("qkv.percent", value=round(100 * float(C.raw_saturated[i]))),
+            scaled_share=t("qkv.percent", value=round(100 * float(C.scaled_saturated[i]))), threshold=SATURATED,
+            one_raw=norms["raw"], one_scaled=norms["scaled"]))  # floats: t() writes the reader's decimal mark
 
 
 @st.fragment
 def scaling(seed: int) -> None:
-    """The scaling experiment: one random query against N_KEYS keys, with and without 1/sqrt(d_k). A fragment:
-    moving the d_k slider reruns only this part of the page."""
+    """The scaling experiment: one random query against N_KEYS keys, with and without 1/sqrt(d_k), then many
+    queries. A fragment: moving the d_k slider reruns only this part of the page."""
     st.subheader(t("qkv.scaling_header"))
     prose(t("qkv.scaling_text"))
     dk = links.control(st.select_slider, t("qkv.dk"), D_KS, help=t("qkv.dk_help"), width=520, setting="qkv_dk")
     exp = scaling_experiment(dk, N_KEYS, seed=seed)
     key_labels = [f"k{j + 1}" for j in range(N_KEYS)]
-    sides = (("raw", exp.raw_scores, exp.raw_variance), ("scaled", exp.scaled_scores, exp.scaled_variance))
     norms = {}
-    for slot, (side, scores, variance) in zip(st.columns(2, gap="large"), sides):
+    for slot, side in zip(st.columns(2, gap="large"), ("raw", "scaled")):
         with slot:
-            norms[side] = scaling_side(side, scores, variance, dk, key_labels)
-    scores_pair = torch.stack([exp.raw_scores, exp.scaled_scores]).double().numpy()  # (2, N_KEYS)
+            norms[side] = scaling_side(side, exp, dk, key_labels)
+    scores_pair = core.to_numpy(torch.stack([exp.raw_scores, exp.scaled_scores]))  # (2, N_KEYS)
     panel(scores_pair, "qkv_exp_scores", t("qkv.exp_scores_title", d_k=dk), [t("qkv.raw_row"), t("qkv.scaled_row")],
-          key_labels, t("qkv.exp_scores_caption", d_k=dk), width=620)
-    raw_curve, scaled_curve = entropy_curve(seed)
-    series = {t("qkv.curve_raw"): raw_curve, t("qkv.curve_scaled"): scaled_curve,
-              t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)}
-    st.altair_chart(charts.lines(np.log2(D_KS), series, x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
-                                 title=t("qkv.curve_title"),
-                                 colors=[charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]]),
-                    width="content")
-    prose(t("qkv.gradient_text", d_k=dk, raw=norms["raw"], scaled=norms["scaled"]))
+          key_labels, t("qkv.exp_scores_caption", d_k=dk) + " " + t("common.cpu_only"), width=620)
+    saturation_curves(dk, *curves(seed), norms)
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -204,7 +173,7 @@ def inputs(d_k: int) -> list[str]:
     st.info(t("qkv.sizes", d_model=settings.d_model, heads=settings.heads, d_k=d_k, n=len(words)),
             icon=":material/straighten:")
     if settings.mask != "none":
-        st.info(t(MASK_NOTES[settings.mask], mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
+        st.info(t(f"qkv.mask_{settings.mask}", mask=t(f"mask.{settings.mask}")), icon=":material/visibility_off:")
     return words
 
 
@@ -218,7 +187,7 @@ def projections(M: dict[str, np.ndarray], words: list[str], model_dims: list[str
     for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
         w_col, out_col = st.columns([1, 2], gap="large")
         with w_col:
-            panel(M[f"W_{name}"], f"qkv_W_{name}", t(W_TITLES[name]), model_dims, head_dims,
+            panel(M[f"W_{name}"], f"qkv_W_{name}", t(f"qkv.W{name}_title"), model_dims, head_dims,
                   t("qkv.W_tied") if tied and name != "V" else None, width=240)
         with out_col:
             panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"),
@@ -256,14 +225,13 @@ def asymmetry(M: dict[str, np.ndarray], words: list[str]) -> None:
     asym_col, note_col = st.columns([3, 2], gap="large")
     with asym_col:
         panel(D, "qkv_D", t("qkv.D_title"), words, words, t("qkv.D_caption"), width=340)
-    with note_col:
-        st.markdown(asym)
+    note_col.markdown(asym)
 
 
 def code_and_notice(n: int, d_k: int) -> None:
-    panels.show_code(core.scaled_dot_product_attention, core.softmax, core.sinusoidal_encoding, toy_embeddings,
-                     seeded_linear_weights, scaling_experiment, entropy, softmax_jacobian, softmax_jacobian_formula,
-                     entropy_by_d_k)
+    panels.show_code(qkv_attention, weight_seeds, core.scaled_dot_product_attention, core.softmax,
+                     core.sinusoidal_encoding, toy_embeddings, seeded_linear_weights, scaling_experiment, entropy,
+                     softmax_jacobian, softmax_jacobian_formula, entropy_by_d_k, saturation_by_d_k, jacobian_size)
     st.subheader(t("qkv.notice_header"))
     st.markdown(t("qkv.notice_roles"))
     st.markdown(t("qkv.notice_cost", n=n, d_k=d_k, products=thousands(n * n * d_k), exps=thousands(n * n)))
@@ -279,7 +247,7 @@ causal = settings.mask in ("causal", "both")
 
 intro()
 words = inputs(d_k)
-M = compute(words, settings.d_model, settings.heads, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
+M = compute(tuple(words), settings.d_model, d_k, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
 model_dims, head_dims = [f"d{c + 1}" for c in range(settings.d_model)], [f"d{c + 1}" for c in range(d_k)]
 projections(M, words, model_dims, head_dims)
 scores(M, words, head_dims, d_k, causal)

@@ -6,93 +6,34 @@ X (1, n, d_model) -> Q, K, V split into h heads (1, h, n, d_k) -> attention per 
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 import core
 import core.lab.analysis
-import core.hooks
+import core.lab.heads
 from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
 PAD = "[PAD]"  # the padding token's label; its id is core.PAD_ID
-BIAS = 0.5  # biases from U(-BIAS, BIAS) (init_parameters zeroes them): a query bias gives a head a favourite key
 MAX_CELLS, MAX_COLS = 4096, 128  # drawn per heatmap; a larger matrix shows its first columns (the table has all)
 FACET_CELLS = 8192  # cells drawn in the small multiples of all heads
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view: lines drawn, and the smallest weight that gets a line
 
 
-def token_ids(tokens: tuple[str, ...], n_pad: int) -> torch.Tensor:
-    """Ids from the sentence's own little vocabulary (0-2 are core's PAD, BOS, EOS), then n_pad PADs: (1, n)."""
-    vocab = {word: k + 3 for k, word in enumerate(dict.fromkeys(tokens))}
-    return torch.tensor([[vocab[w] for w in tokens] + [core.PAD_ID] * n_pad])  # (1, n)
-
-
-def build_mask(kind: str, ids: torch.Tensor) -> torch.Tensor | None:
-    """The shared mask setting as a boolean keep-mask that broadcasts to (1, h, n, n), or None."""
-    if kind == "causal":
-        return core.causal_mask(ids.shape[1], ids.device)  # (n, n)
-    if kind == "padding":
-        return core.padding_mask(ids, core.PAD_ID)  # (1, 1, 1, n)
-    if kind == "both":
-        return core.decoder_mask(ids, core.PAD_ID)  # (1, 1, n, n)
-    return None
-
-
-def seeded_module(d_model: int, heads: int, seed: int) -> core.MultiHeadAttention:
-    """The real module: Xavier weights from `seed` (core.init_parameters), biases from U(-BIAS, BIAS)."""
-    module = core.init_parameters(core.MultiHeadAttention(d_model, heads), seed)
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("bias"):
-                p.uniform_(-BIAS, BIAS, generator=generator)
-    return module
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def compute(tokens: tuple[str, ...], n_pad: int, d_model: int, heads: int, seed: int, mask_kind: str,
             device: str) -> dict:
-    """Every tensor the page shows, as numpy (batch 0), plus the live shapes and the parameter list."""
-    words = [*tokens, *[PAD] * n_pad]
-    ids = token_ids(tokens, n_pad).to(device)  # (1, n)
-    n = ids.shape[1]
-    x = (core.lab.analysis.toy_embeddings(words, d_model, seed) + core.sinusoidal_encoding(n, d_model))[None]  # (1, n, d)
-    x = x.to(device)
-    module = seeded_module(d_model, heads, seed).to(device)
-    mask = build_mask(mask_kind, ids)
-    with torch.no_grad():
-        out, cache = core.hooks.trace(module, lambda: module(x, x, x, mask))  # (1, n, d)
-        projected = module.q_proj(x)  # (1, n, d): the shape before the split
-        concat = cache["hook_heads"].transpose(1, 2).reshape(1, n, d_model)  # (1, n, d)
-        rebuilt = module.out_proj(concat)  # (1, n, d): concat W_Oᵀ + b_O
-    keep = torch.ones(1, 1, n, n, dtype=torch.bool, device=device) if mask is None else mask
-    shapes = {"x": x.shape, "proj": projected.shape, "view": projected.view(1, n, heads, d_model // heads).shape,
-              "split": cache["hook_q"].shape, "scores": cache["hook_scores"].shape,
-              "masked": cache["hook_masked_scores"].shape, "weights": cache["hook_weights"].shape,
-              "heads": cache["hook_heads"].shape, "back": cache["hook_heads"].transpose(1, 2).shape,
-              "concat": concat.shape, "out": out.shape}
-    arrays = {name: cache[f"hook_{name}"][0].cpu().double().numpy()
-              for name in ("q", "k", "v", "scores", "masked_scores", "weights", "heads")}
-    arrays.update(x=x[0].cpu().double().numpy(), concat=concat[0].cpu().double().numpy(),
-                  out=out[0].cpu().double().numpy(), keep=keep.expand(1, 1, n, n)[0, 0].cpu().double().numpy(),
-                  entropy=core.lab.analysis.entropy(cache["hook_weights"][0]).cpu().double().numpy(),  # (h, n)
-                  distance=core.lab.analysis.mean_attention_distance(cache["hook_weights"][0].cpu()).double().numpy())
-    arrays["rebuild_error"] = float((rebuilt - out).abs().max())
-    arrays["shapes"] = {k: tuple(v) for k, v in shapes.items()}
-    arrays["params"] = [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
-    return arrays
+    """Every tensor the page shows, as numpy (core.lab.heads.multi_head), cached per setting."""
+    return core.lab.heads.multi_head(tokens, n_pad, d_model, heads, seed, mask_kind, device)
 
 
 def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: list[str], scale=None,
-          caption: str | None = None, max_width: int = 560) -> None:
-    """matrix_panel, but a matrix over MAX_CELLS or MAX_COLS draws only its first columns; the table and CSV keep
-    them all."""
+          caption: str | None = None, max_width: int = 560):
+    """matrix_panel, but past MAX_CELLS or MAX_COLS the picture shows the first columns (the table has them all)."""
     if matrix.size <= MAX_CELLS and matrix.shape[1] <= MAX_COLS:
-        panels.matrix_panel(matrix, title=title, key=key, row_labels=rows, col_labels=cols, scale=scale,
-                            caption=caption, max_width=max_width)
-        return
+        return panels.matrix_panel(matrix, title=title, key=key, row_labels=rows, col_labels=cols, scale=scale,
+                                   caption=caption, max_width=max_width)
     shown = max(1, min(MAX_COLS, MAX_CELLS // matrix.shape[0]))
     st.markdown(f"##### {title} &nbsp; {t('panel.shape', rows=matrix.shape[0], cols=matrix.shape[1])}")
     st.caption(" ".join(filter(None, [caption, t("mha.sliced", shown=shown, total=matrix.shape[1])])))
@@ -117,6 +58,7 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "paper": {"cfg_d_model": 512, "cfg_heads": 8, "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7]},
 }
 
+
 def intro() -> None:
     """Title, scenes and the two equations of multi-head attention."""
     st.title(t("mha.title"))
@@ -135,28 +77,12 @@ def controls(d_model: int, h: int, d_k: int) -> list[str]:
     st.subheader(t("mha.controls_header"))
     tokens = sentence_tokens(settings.seq_len, "mha")
     c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    with c1:
-        links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                      max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
-    with c2:
-        options = state.heads_options(d_model)
-        links.control(st.selectbox, t("sidebar.heads"), options, help=t("sidebar.heads_help"),
-                      setting=state.key("heads"), key="mha_w_heads")
-    with c3:
-        st.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    links.control(c1.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
+                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
+    links.control(c2.selectbox, t("sidebar.heads"), state.heads_options(d_model), help=t("sidebar.heads_help"),
+                  setting=state.key("heads"), key="mha_w_heads")
+    c3.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
     return tokens
-
-
-STEPS = (("x", "mha.step_x", "x"), ("proj", "mha.step_proj", "q_proj(x)"),
-         ("view", "mha.step_view", ".view(b, n, h, d_k)"), ("split", "mha.step_split", ".transpose(1, 2)"),
-         ("scores", "mha.step_scores", "q @ k.transpose(-2, -1) / √d_k"),
-         ("masked", "mha.step_masked", "apply_mask(scores, mask)"),
-         ("weights", "mha.step_weights", "softmax(masked, dim=-1)"), ("heads", "mha.step_heads", "weights @ v"),
-         ("back", "mha.step_back", ".transpose(1, 2)"), ("concat", "mha.step_concat", ".reshape(b, n, h · d_k)"),
-         ("out", "mha.step_out", "out_proj(concat)"))  # (shape name, label key, code)
-SYMBOLIC = {"x": "(b, n, d_model)", "proj": "(b, n, d_model)", "view": "(b, n, h, d_k)", "split": "(b, h, n, d_k)",
-            "scores": "(b, h, n, n)", "masked": "(b, h, n, n)", "weights": "(b, h, n, n)", "heads": "(b, h, n, d_k)",
-            "back": "(b, n, h, d_k)", "concat": "(b, n, d_model)", "out": "(b, n, d_model)"}
 
 
 def steps(R: dict, labels: list[str], dims: list[str]) -> None:
@@ -167,7 +93,8 @@ def steps(R: dict, labels: list[str], dims: list[str]) -> None:
     prose(t("mha.steps_intro"))
     header = f"| {t('mha.col_step')} | {t('mha.col_code')} | {t('mha.col_symbolic')} | {t('mha.col_shape')} |"
     st.markdown("\n".join([header, "|---|---|---|---|", *(
-        f"| {t(label)} | `{code}` | `{SYMBOLIC[s]}` | **{R['shapes'][s]}** |" for s, label, code in STEPS)]))
+        f"| {t(f'mha.step_{s}')} | `{code}` | `{symbolic}` | **{R['shapes'][s]}** |"
+        for s, code, symbolic in core.lab.heads.STEPS)]))
 
 
 @st.fragment
@@ -200,27 +127,21 @@ def all_heads(R: dict, labels: list[str], head_names: list[str]) -> None:
                                      head_title=t("mha.head_legend")), width="content")
 
 
-def summary(R: dict, head_names: list[str], n_real: int) -> tuple[np.ndarray, np.ndarray]:
-    """Entropy, distance and self-weight per head (over the real tokens' queries); returns entropy and distance."""
+def summary(R: dict, head_names: list[str], n_real: int) -> dict[str, np.ndarray]:
+    """Entropy, distance and self-weight per head over the real tokens' queries (core.lab.heads.head_summary)."""
     st.subheader(t("mha.summary_header"))
     prose(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
-    entropy = R["entropy"][:, :n_real].mean(axis=1)  # (h,): over the real tokens' queries
-    distance = R["distance"][:, :n_real].mean(axis=1)  # (h,)
-    self_weight = np.einsum("hii->hi", R["weights"])[:, :n_real].mean(axis=1)  # (h,)
-    frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): entropy,
-                          t("mha.distance"): distance, t("mha.self_weight"): self_weight})
+    S = core.lab.heads.head_summary(R["weights"], n_real)  # each (h,)
+    frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): S["entropy"],
+                          t("mha.distance"): S["distance"], t("mha.self_weight"): S["self_weight"]})
     st.dataframe(frame, hide_index=True, width="content", key="mha_summary", height=35 * (len(head_names) + 1) + 3,
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns[1:]})
-    b1, b2 = st.columns(2, gap="large")
-    with b1:
-        st.altair_chart(charts.bars(entropy, head_names, title=t("mha.entropy"), value_title=t("mha.nats"),
-                                    domain=(0.0, max(float(np.log(n_real)), 0.01)), color=charts.PALETTE["query"]),
-                        width="content")
-    with b2:
-        st.altair_chart(charts.bars(distance, head_names, title=t("mha.distance"), value_title=t("mha.positions"),
-                                    domain=(0.0, max(float(n_real - 1), 1.0)), color=charts.PALETTE["key"]),
-                        width="content")
-    return entropy, distance
+    bars = (("entropy", "mha.nats", float(np.log(n_real)), 0.01, "query"),
+            ("distance", "mha.positions", float(n_real - 1), 1.0, "key"))  # (measure, unit, top, least top, colour)
+    for column, (name, unit, top, least, colour) in zip(st.columns(2, gap="large"), bars):
+        column.altair_chart(charts.bars(S[name], head_names, title=t(f"mha.{name}"), value_title=t(unit),
+                                        domain=(0.0, max(top, least)), color=charts.PALETTE[colour]), width="content")
+    return S
 
 
 @st.fragment
@@ -270,36 +191,32 @@ def parameters(R: dict, d_model: int, h: int) -> None:
     total = sum(count for _, _, count in R["params"])
     formula = 4 * d_model**2 + 4 * d_model
     p1, p2 = st.columns([1, 2], gap="large")
-    with p1:
-        st.metric(t("mha.params_metric"), f"{total:,}")
-    with p2:
-        st.dataframe(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
-                                   t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
-                                   t("mha.param_count"): [count for _, _, count in R["params"]]}),
-                     hide_index=True, width="content", key="mha_params")
+    p1.metric(t("mha.params_metric"), f"{total:,}")
+    p2.dataframe(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
+                               t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
+                               t("mha.param_count"): [count for _, _, count in R["params"]]}),
+                 hide_index=True, width="content", key="mha_params")
     tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
     check = r"\ \checkmark" if formula == total else rf"\ \neq {total:,}".replace(",", "{,}")
     st.latex(tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
     prose(t("mha.params_text", h=h))
-    panels.show_code(core.MultiHeadAttention, core.scaled_dot_product_attention, core.softmax,
+    panels.show_code(core.lab.heads.multi_head, core.lab.heads.seeded_attention, core.MultiHeadAttention,
+                     core.scaled_dot_product_attention, core.softmax, core.lab.heads.head_summary,
                      core.lab.analysis.entropy, core.lab.analysis.mean_attention_distance)
 
 
-def notice(R: dict, labels: list[str], head_names: list[str], entropy: np.ndarray, distance: np.ndarray,
-           n_real: int) -> None:
+def notice(S: dict, labels: list[str], head_names: list[str]) -> None:
     """What to notice, read off this run's numbers."""
     st.subheader(t("mha.notice_header"))
-    h = len(head_names)
+    entropy, distance, h = S["entropy"], S["distance"], len(head_names)
     focused, spread = int(entropy.argmin()), int(distance.argmax())
     if h == 1:
         st.markdown(t("mha.notice_one_head", entropy=f"{entropy[0]:.4f}", distance=f"{distance[0]:.4f}"))
     else:
         st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
                       far=head_names[spread], distance=f"{distance[spread]:.4f}"))
-        favourite = R["weights"][:, :n_real].mean(axis=1).argmax(axis=1)  # (h,): the key each head looks at most
-        pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[favourite[k]])}" for k in range(min(h, 8)))
-        pairs += ", …" if h > 8 else ""
-        st.markdown(t("mha.notice_favourite", pairs=pairs))
+        pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[S['favourite'][k]])}" for k in range(min(h, 8)))
+        st.markdown(t("mha.notice_favourite", pairs=pairs + (", …" if h > 8 else "")))
     st.markdown(t("mha.notice_points"))
 
 
@@ -315,9 +232,8 @@ d_k = d_model // h
 
 intro()
 tokens = controls(d_model, h, d_k)
-padded = settings.mask in ("padding", "both")
-n_pad = settings.seq_len - len(tokens) if padded else 0
-if padded:
+n_pad = settings.seq_len - len(tokens) if settings.mask in ("padding", "both") else 0
+if settings.mask in ("padding", "both"):
     st.info(t("mha.padding_note", n=n_pad, seq_len=settings.seq_len) if n_pad else
             t("mha.padding_none", seq_len=settings.seq_len), icon=":material/space_bar:")
 R = compute(tuple(tokens), n_pad, d_model, h, settings.seed, settings.mask, settings.device)
@@ -326,8 +242,8 @@ head_names = [t("mha.head", k=k + 1) for k in range(h)]
 dims = [f"d{j + 1}" for j in range(d_model)]
 steps(R, labels, dims)
 all_heads(R, labels, head_names)
-entropy, distance = summary(R, head_names, len(tokens))
+S = summary(R, head_names, len(tokens))
 one_head(R, labels, d_k)
 concat_and_output(R, labels, dims, d_k)
 parameters(R, d_model, h)
-notice(R, labels, head_names, entropy, distance, len(tokens))
+notice(S, labels, head_names)

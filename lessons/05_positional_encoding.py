@@ -16,7 +16,7 @@ import torch
 
 import core
 from core import positional
-from core.lab import analysis
+from core.lab import analysis, positions
 from ui import charts, links, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
@@ -49,59 +49,6 @@ def default_dims(d: int) -> list[int]:
 
 def default_pairs(d: int) -> list[int]:
     return sorted({0, d // 4, d // 2 - 1})
-
-
-def permutation(n: int, kind: str, seed: int) -> list[int]:
-    """New order of the n tokens: reversed, or a seeded shuffle that is never the identity (n >= 2)."""
-    if kind == "reversed":
-        return list(range(n))[::-1]
-    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
-    return order[1:] + order[:1] if order == sorted(order) else order
-
-
-def attend(x: torch.Tensor, weights: list[torch.Tensor]) -> torch.Tensor:
-    """Self-attention of the rows of x (n, d) with seeded W_Q, W_K, W_V: (n, d)."""
-    w_q, w_k, w_v = weights
-    out, _ = core.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)  # (n, d)
-    return out
-
-
-def both_orders(x: torch.Tensor, order: list[int], seed: int) -> tuple[dict, dict]:
-    """Attention outputs of x (n, d) in its order and in `order`, without and with PE, and the largest gap
-    between them once the moved output is put back in the original order."""
-    n, d = x.shape
-    pe_n = torch.from_numpy(sinusoid(n, d)).to(x.device)  # (n, d)
-    weights = [analysis.seeded_linear_weights(d, d, seed + j).to(x.device) for j in (1, 2, 3)]
-    back = torch.argsort(torch.tensor(order, device=x.device))  # undoes the permutation
-    outs, gaps = {}, {}
-    for name, add in (("plain", torch.zeros_like(pe_n)), ("pe", pe_n)):  # (n, d) each
-        outs[name] = (attend(x + add, weights), attend(x[order] + add, weights))  # (n, d), (n, d)
-        gaps[name] = float((outs[name][1][back] - outs[name][0]).abs().max())
-    return outs, gaps
-
-
-def learned_table(length: int, d: int, seed: int) -> positional.LearnedPositionalEncoding:
-    """An untrained table: seeded random values stand in for the trained ones."""
-    table = positional.LearnedPositionalEncoding(d, length)
-    with torch.no_grad():
-        table.weight.copy_(torch.randn(length, d, generator=torch.Generator().manual_seed(seed + 4)))
-    return table
-
-
-def rotary(P: int, d_rope: int, seed: int, device: str) -> dict:
-    """A seeded q and k (d_k,), rotated at every position (P, d_k), their scores (P, P) and the additive ones."""
-    g = torch.Generator().manual_seed(seed + 5)
-    q, kv = torch.randn(d_rope, generator=g), torch.randn(d_rope, generator=g)  # (d_k,) each
-    q_rot = positional.apply_rotary(q.expand(P, d_rope).to(device)).cpu()  # (P, d_k): row p is q at position p
-    k_rot = positional.apply_rotary(kv.expand(P, d_rope).to(device)).cpu()  # (P, d_k)
-    pe_k = torch.from_numpy(sinusoid(P, d_rope)).double()  # (P, d_k)
-    return {"q": q, "k": kv, "q_rot": q_rot, "k_rot": k_rot,
-            "scores": (q_rot.double() @ k_rot.double().T).numpy(),  # (P, P): q at row position, k at column
-            "added": ((q.double() + pe_k) @ (kv.double() + pe_k).T).numpy()}  # (P, P): the additive alternative
-
-
-def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
 def number_table(table: pd.DataFrame, key: str, exact: list[str]) -> None:
@@ -145,14 +92,12 @@ def intro() -> None:
 def position_sliders(offset: bool = True) -> tuple[int, int]:
     """The number of positions P and the offset k (the sinusoidal, PE·PEᵀ and RoPE parts share them)."""
     c1, c2 = st.columns(2, gap="large")
-    with c1:
-        P = links.control(st.slider, t("pe.positions"), 2, MAX_POSITIONS, help=t("pe.positions_help"),
-                          setting="pe_positions")
+    P = links.control(c1.slider, t("pe.positions"), 2, MAX_POSITIONS, help=t("pe.positions_help"),
+                      setting="pe_positions")
     ss["pe_offset"] = min(int(ss["pe_offset"]), P - 1)
     if offset:
-        with c2:
-            links.control(st.slider, t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), setting="pe_offset",
-                          identity=(P,))
+        links.control(c2.slider, t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), setting="pe_offset",
+                      identity=(P,))
     return P, int(ss["pe_offset"])
 
 
@@ -167,17 +112,17 @@ def order_part(tokens: list[str]) -> None:
     if n < 2:
         st.info(t("pe.order_one_token"), icon=":material/info:")
         return
-    order = permutation(n, ss["pe_perm"], settings.seed)
+    order = positions.permutation(n, ss["pe_perm"], settings.seed)
     moved = [tokens[j] for j in order]
     st.markdown(t("pe.order_sentences", original=md_escape(" ".join(tokens)), moved=md_escape(" ".join(moved))))
-    outs, gaps = both_orders(embeddings(tokens), order, settings.seed)
+    outs, gaps = positions.both_orders(embeddings(tokens), order, settings.seed)
     if moved == tokens:
         st.info(t("pe.order_same_sentence"), icon=":material/info:")
     for name, *titles in OUTPUTS:
         left, right = st.columns(2, gap="large")
         for slot, out, labels, title in zip((left, right), outs[name], (tokens, moved), titles):
             with slot:
-                panels.matrix_panel(out[:, :shown].cpu().numpy(), title=t(title), key=title.replace(".", "_"),
+                panels.matrix_panel(core.to_numpy(out[:, :shown]), title=t(title), key=title.replace(".", "_"),
                                     row_labels=labels, col_labels=cols,
                                     caption=t("pe.out_caption", shown=shown, d=d) if shown < d else None,
                                     max_width=300)
@@ -193,7 +138,7 @@ def naive_part(tokens: list[str]) -> None:
     st.header(t("pe.naive_header"))
     x, d = embeddings(tokens), settings.d_model
     index = positional.index_encoding(len(tokens), d).to(settings.device)  # (n, d): p in every dimension
-    panels.matrix_panel((x + index)[:, :shown].cpu().numpy(), title=t("pe.index_title"), key="pe_index",
+    panels.matrix_panel(core.to_numpy((x + index)[:, :shown]), title=t("pe.index_title"), key="pe_index",
                         row_labels=tokens, col_labels=cols, max_width=420, caption=t("pe.index_caption"))
     spread = float(x.abs().mean())
     prose(t("pe.index_text", last=MAX_POSITIONS - 1, spread=f"{spread:.2f}",
@@ -202,13 +147,13 @@ def naive_part(tokens: list[str]) -> None:
     prose(t("pe.learned_intro"))
     length = links.control(st.slider, t("pe.learned_len"), 1, MAX_LEARNED, help=t("pe.learned_len_help"),
                            width=420, setting="pe_learned_len")
-    table = learned_table(length, d, settings.seed)
+    table = positions.learned_table(length, d, settings.seed)
     try:
         table(x.cpu())  # (n, d): the rows of the first n positions
         st.success(t("pe.learned_fits", n=len(tokens), L=length), icon=":material/check_circle:")
     except ValueError:  # core refuses positions past the table
         st.warning(t("pe.learned_too_long", n=len(tokens), L=length), icon=":material/block:")
-    panels.matrix_panel(table.weight.detach()[:, :shown].numpy(), title=t("pe.learned_title"), key="pe_learned",
+    panels.matrix_panel(core.to_numpy(table.weight[:, :shown]), title=t("pe.learned_title"), key="pe_learned",
                         row_labels=position_labels(length), col_labels=cols, max_width=520,
                         caption=t("pe.learned_caption", shown=shown, d=d, params=length * d))
 
@@ -224,7 +169,7 @@ def sinusoidal_part() -> None:
     st.markdown(f"##### {t('pe.heatmap_title', P=P, d=d)}")
     st.altair_chart(charts.image_heatmap(pe, x_title=t("pe.dimension"), y_title=t("pe.position"), value_title="PE",
                                          domain=(-1.0, 1.0)), width="content")
-    st.caption(t("pe.heatmap_caption", P=P, d=d))
+    st.caption(t("pe.heatmap_caption", P=P, d=d) + " " + t("common.cpu_only"))
     zp, zd = min(P, ZOOM_POS), min(d, ZOOM_DIMS)
     panels.matrix_panel(pe[:zp, :zd], title=t("pe.zoom_title"), key="pe_zoom", scale="diverging",
                         row_labels=position_labels(zp), col_labels=[dim(j=j) for j in range(zd)],
@@ -265,11 +210,6 @@ def frequencies(d: int) -> None:
                                exact[2]: 2 * math.pi * factor}), "pe_factor_table", exact)
 
 
-def starts(P: int, k: int) -> list[int]:
-    """The sample positions p whose p + k is still on the table."""
-    return [p for p in SAMPLE_P if p + k < P]
-
-
 @st.fragment
 def offset_part() -> None:
     """PE·PEᵀ: the dot product of two positions depends on their offset k only."""
@@ -278,30 +218,24 @@ def offset_part() -> None:
     st.latex(r"PE_{p}\cdot PE_{p+k} = \sum_{i} \cos\!\left(\frac{k}{10000^{2i/d_{model}}}\right)")
     d = settings.d_model
     P, k = position_sliders()
-    pe = sinusoid(P, d).astype(np.float64)  # (P, d)
-    dots = pe @ pe.T  # (P, P)
+    O = positions.offset_dots(P, d, k, SAMPLE_P)
+    dots = O["dots"]  # (P, P)
     left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown(f"##### {t('pe.dots_title', P=P)}")
-        st.altair_chart(charts.image_heatmap(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=320,
-                                             height=320, value_title="PE·PE"), width="content")
+    left.markdown(f"##### {t('pe.dots_title', P=P)}")
+    left.altair_chart(charts.image_heatmap(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=320,
+                                           height=320, value_title="PE·PE"), width="content")
     with right:
         dz = min(P, DOT_ZOOM)
-        panels.matrix_panel(dots[:dz, :dz], title=t("pe.dots_zoom_title"), key="pe_dots",
-                            row_labels=position_labels(dz), col_labels=position_labels(dz), scale="diverging",
-                            max_width=420,
+        panels.matrix_panel(dots[:dz, :dz], title=t("pe.dots_zoom_title"), key="pe_dots", scale="diverging",
+                            row_labels=position_labels(dz), col_labels=position_labels(dz), max_width=420,
                             caption=t("pe.dots_zoom_caption"))
     series = {t("pe.from_p", p=p): [dots[p, p + j] for j in range(P - p)] for p in sorted({0, P // 4, P // 2})}
     st.altair_chart(charts.lines(range(P), series, x_title=t("pe.offset_axis"), y_title="PE(p)·PE(p+k)"),
                     width="content")
-    omega = 1.0 / positional.frequency_factor(torch.arange(d // 2), d).numpy()  # (d // 2,) float64
     exact = ["PE(p)·PE(p+k)", t("pe.col_formula")]
-    number_table(pd.DataFrame({"p": starts(P, k), "p + k": [p + k for p in starts(P, k)],
-                               exact[0]: [dots[p, p + k] for p in starts(P, k)],
-                               exact[1]: float(np.cos(k * omega).sum())}),  # over the complete (sin, cos) pairs
-                 "pe_offset_table", exact)
-    along = [dots[p, p + k] for p in range(P - k)]
-    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=f"{max(along) - min(along):.1e}"))
+    number_table(pd.DataFrame({"p": O["p"], "p + k": [p + k for p in O["p"]], exact[0]: O["at_p"],
+                               exact[1]: O["formula"]}), "pe_offset_table", exact)  # over the complete pairs
+    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=f"{O['spread']:.1e}") + " " + t("common.cpu_only"))
     if d % 2:
         st.info(t("pe.odd_d", d=d), icon=":material/info:")
 
@@ -311,19 +245,15 @@ def scale_part(tokens: list[str]) -> None:
     d = settings.d_model
     st.header(t("pe.scale_header"))
     prose(t("pe.scale_intro", d=d, root=f"{math.sqrt(d):.4f}"))
-    small = embeddings(tokens).cpu().numpy() / math.sqrt(d)  # (n, d): an embedding row at std 1/√d
-    pe_rows = sinusoid(len(tokens), d).astype(np.float64)  # (n, d)
-    scaled = math.sqrt(d) * small
-    norm = functools.partial(np.linalg.norm, axis=1)
-    table = pd.DataFrame({t("pe.col_token"): tokens, "p": range(len(tokens)), "‖E‖": norm(small),
-                          "‖√d·E‖": norm(scaled), "‖PE‖": norm(pe_rows),
-                          t("pe.col_cos_plain"): cosines(small + pe_rows, small),
-                          t("pe.col_cos_scaled"): cosines(scaled + pe_rows, small)})
+    rows = positions.scale_rows(core.to_numpy(embeddings(tokens)))  # per token: norms and cosines
+    table = pd.DataFrame({t("pe.col_token"): tokens, "p": range(len(tokens)), "‖E‖": rows["E"],
+                          "‖√d·E‖": rows["scaled_E"], "‖PE‖": rows["PE"], t("pe.col_cos_plain"): rows["cos_plain"],
+                          t("pe.col_cos_scaled"): rows["cos_scaled"]})
     m1, m2 = st.columns(2)
     m1.metric(t("pe.col_cos_plain"), f"{table[t('pe.col_cos_plain')].mean():.4f}")
     m2.metric(t("pe.col_cos_scaled"), f"{table[t('pe.col_cos_scaled')].mean():.4f}")
     number_table(table, "pe_scale_table", list(table.columns[2:]))
-    st.caption(t("pe.scale_caption"))
+    st.caption(t("pe.scale_caption") + " " + t("common.cpu_only"))
 
 
 @st.fragment
@@ -338,35 +268,35 @@ def rope_part() -> None:
     d_rope = d // heads if d // heads >= 2 else d
     st.caption(t("pe.rope_dims", d=d_rope, heads=heads) if d_rope == d // heads else t("pe.rope_dims_small", d=d))
     P, k = position_sliders()
-    R = rotary(P, d_rope, settings.seed, settings.device)
+    R = positions.rotary(P, d_rope, settings.seed, settings.device)
     exact = [t("pe.col_rope"), t("pe.col_added")]
-    number_table(pd.DataFrame({"p": starts(P, k), "p + k": [p + k for p in starts(P, k)],
-                               exact[0]: [R["scores"][p, p + k] for p in starts(P, k)],
-                               exact[1]: [R["added"][p, p + k] for p in starts(P, k)]}), "pe_rope_table", exact)
-    st.caption(t("pe.rope_table_caption", k=k, plain=f"{float(R['q'] @ R['k']):.4f}"))
+    fits = [p for p in SAMPLE_P if p + k < P]
+    number_table(pd.DataFrame({"p": fits, "p + k": [p + k for p in fits],
+                               exact[0]: [R.scores[p, p + k] for p in fits],
+                               exact[1]: [R.added[p, p + k] for p in fits]}), "pe_rope_table", exact)
+    st.caption(t("pe.rope_table_caption", k=k, plain=f"{float(R.q @ R.k):.4f}"))
     left, right = st.columns(2, gap="large")
     with left:
         rz = min(P, ROPE_ZOOM)
-        panels.matrix_panel(R["scores"][:rz, :rz], title=t("pe.rope_scores_title"), key="pe_rope_scores",
+        panels.matrix_panel(R.scores[:rz, :rz], title=t("pe.rope_scores_title"), key="pe_rope_scores",
                             row_labels=position_labels(rz), col_labels=position_labels(rz), scale="diverging",
                             max_width=320, caption=t("pe.rope_scores_caption"))
     with right:
         rope_plane(R, P, k, d_rope)
 
 
-def rope_plane(R: dict, P: int, k: int, d_rope: int) -> None:
+def rope_plane(R: positions.Rotary, P: int, k: int, d_rope: int) -> None:
     """One pair of dimensions of q and k as arrows, turned a step further at every position."""
     ss["pe_rope_pair"] = min(int(ss["pe_rope_pair"]), d_rope // 2 - 1)
     i = links.control(st.number_input, t("pe.rope_pair"), 0, d_rope // 2 - 1, step=1, width=240,
                       setting="pe_rope_pair", identity=(d_rope,))
     theta = 1.0 / float(positional.frequency_factor(i, d_rope))
     steps = [p for p in range(4) if p + k < P]
-    points = [tuple(R["q_rot"][p, 2 * i: 2 * i + 2].tolist()) for p in steps] + \
-             [tuple(R["k_rot"][p + k, 2 * i: 2 * i + 2].tolist()) for p in steps]
+    points = R.pair(i, steps, k)
     names = [f"q@{p}" for p in steps] + [f"k@{p + k}" for p in steps]
     colours = [charts.PALETTE["query"]] * len(steps) + [charts.PALETTE["key"]] * len(steps)
     st.altair_chart(charts.plane_arrows(points, names, colours, x_title=dim(j=2 * i), y_title=dim(j=2 * i + 1),
-                                        circles=[float(v[2 * i: 2 * i + 2].norm()) for v in (R["q"], R["k"])],
+                                        circles=[float(v[2 * i: 2 * i + 2].norm()) for v in (R.q, R.k)],
                                         title=t("pe.rope_plane_title", i=i)), width="content")
     st.caption(t("pe.rope_plane_caption", theta=f"{theta:.4f}", degrees=f"{math.degrees(theta):.2f}", k=k))
 

@@ -8,11 +8,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 import core
 from core.lab.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
+from core.lab.norms import both_styles, constant_rows, traced_layer_norm
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
 from ui import charts, links, panels, scenes, state
@@ -41,20 +41,6 @@ def reset() -> None:
     panels.reset_editor("ln_x", example_table())
 
 
-def layer_norm(x: np.ndarray, style: str, gamma: float, beta: float, device: str) -> dict[str, np.ndarray]:
-    """core.LayerNorm(d, style) with gamma and beta on every dimension, read through its hook points:
-    mean (n, 1), std (n, 1), normalized (n, d), out (n, d) as float64 numpy (float32 on MPS)."""
-    dtype = torch.float32 if device == "mps" else torch.float64
-    norm = core.LayerNorm(x.shape[1], style).to(device=device, dtype=dtype)
-    with torch.no_grad():
-        norm.weight.fill_(gamma)
-        norm.bias.fill_(beta)
-        xt = torch.tensor(x, dtype=dtype, device=device)  # (n, d)
-        out, seen = trace(norm, lambda: norm(xt))  # (n, d), {"hook_mean": (n, 1), ...}
-    found = {name.removeprefix("hook_"): v for name, v in seen.items()} | {"out": out}
-    return {name: v.detach().cpu().double().numpy() for name, v in found.items()}
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def gradient_profile(n_layers: int, d_model: int, n_heads: int, seed: int) -> dict[str, list[float]]:
     """Gradient norm per layer, pre-norm and post-norm, at initialization (cached: same inputs, same numbers)."""
@@ -69,7 +55,8 @@ def wiring_dot(pre: bool) -> str:
     chain = "x -> ln -> sub -> add -> y" if pre else "x -> sub -> add -> ln -> y"
     skip = 'x -> add [style=dashed, label="  ' + t("ln.dia_residual") + '"]'
     return (f'digraph {{ rankdir=TB; nodesep=0.6; ranksep=0.3; bgcolor="transparent"; '
-            f'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=14, fillcolor="white"]; edge [fontname="sans-serif", fontsize=12]; '
+            f'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=14, fillcolor="white"]; '
+            f'edge [fontname="sans-serif", fontsize=12]; '
             f'x [label="x", shape=plaintext, style=""]; y [label="{t("ln.dia_out")}", shape=plaintext, style=""]; '
             f'ln {norm}; sub {sub}; add [label="+", shape=circle, fillcolor="white"]; {chain}; {skip}; }}')
 
@@ -149,7 +136,7 @@ def special_inputs(tokens: list[str], X: np.ndarray, beta: float) -> None:
     """What one dimension, or a row of equal values, does to the normalization."""
     if X.shape[1] == 1:
         st.info(t("ln.one_dim"), icon=":material/info:")
-    flat = [md_escape(tokens[i]) for i in range(X.shape[0]) if X.shape[1] >= 2 and np.ptp(X[i]) == 0]
+    flat = [md_escape(tokens[i]) for i in constant_rows(X)]
     if flat:
         st.info(t("ln.constant_rows", tokens=", ".join(f"**{w}**" for w in flat), beta=f"{beta:.4f}",
                   eps_a=f"{DEFAULT_EPS['annotated']:g}", eps_t=f"{DEFAULT_EPS['torch']:g}"), icon=":material/info:")
@@ -217,7 +204,7 @@ def pair() -> None:
     prose(t("ln.pair_text"))
     a = float(links.control(st.number_input, t("ln.pair_a"), min_value=-BOUND, max_value=BOUND, step=0.5, width=260,
                             setting="ln_pair"))
-    P = {style: layer_norm(np.array([[a, -a]]), style, 1.0, 0.0, settings.device) for style in STYLES}  # (1, 2)
+    P = both_styles(np.array([[a, -a]]), 1.0, 0.0, settings.device)  # each style on the one row (1, 2)
     numbers(pd.DataFrame([[P[s]["mean"][0, 0], P[s]["std"][0, 0], *P[s]["normalized"][0]] for s in STYLES],
                          index=[t(STYLE_TEXT[s]["name"]) for s in STYLES],
                          columns=[t("ln.col_mean"), t("ln.col_denominator"), "x̂₁", "x̂₂"]), "ln_pair_table")
@@ -230,7 +217,7 @@ def batch_axis(tokens: list[str], X: np.ndarray, R: dict) -> None:
     st.subheader(t("ln.batch_header"))
     prose(t("ln.batch_text"))
     dims = [f"d{k + 1}" for k in range(X.shape[1])]
-    across_tokens = layer_norm(X.T, "torch", 1.0, 0.0, settings.device)["normalized"].T  # (n, d), per column
+    across_tokens = traced_layer_norm(X.T, "torch", 1.0, 0.0, settings.device)["normalized"].T  # (n, d), per column
     layer_col, batch_col = st.columns(2, gap="large")
     with layer_col:
         panels.matrix_panel(R["torch"]["normalized"], title=t("ln.layer_axis_title"), key="ln_axis_layer",
@@ -263,7 +250,7 @@ def experiment() -> None:
     heads_exp = state.closest_heads(d_exp, settings.heads)
     G = gradient_profile(n_layers, d_exp, heads_exp, settings.seed)
     st.caption(t("ln.experiment_caption", d=d_exp, cap=EXP_MAX_D, shared=settings.d_model, h=heads_exp,
-                 n=EXP_TOKENS, seed=settings.seed, ff=4 * d_exp))
+                 n=EXP_TOKENS, seed=settings.seed, ff=4 * d_exp) + " " + t("common.cpu_only"))
     layer_axis = list(range(1, n_layers + 1))
     series = {t("ln.pre_title"): G["pre"], t("ln.post_title"): G["post"]}
     st.altair_chart(gradient_chart(layer_axis, series), width="content")
@@ -288,7 +275,8 @@ def gradient_chart(layer_axis: list[int], series: dict[str, list[float]]) -> alt
 
 def closing() -> None:
     prose(t("ln.xiong"))
-    panels.show_code(core.LayerNorm, trace, _Block.residual, gradient_norms_at_init, parameter_gradient_norm)
+    panels.show_code(traced_layer_norm, both_styles, core.LayerNorm, trace, _Block.residual, gradient_norms_at_init,
+                     parameter_gradient_norm)
     st.subheader(t("ln.notice_header"))
     st.markdown(t("ln.notice_points"))
 
@@ -302,8 +290,7 @@ for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pa
 intro()
 tokens, X = inputs()
 gamma, beta = float(ss["ln_gamma"]), float(ss["ln_beta"])
-R = {style: layer_norm(X, style, gamma, beta, settings.device)  # the annotated style needs d >= 2 (its d - 1)
-     for style in STYLES if style == "torch" or X.shape[1] >= 2}
+R = both_styles(X, gamma, beta, settings.device)  # the annotated style needs d >= 2 (its d - 1)
 special_inputs(tokens, X, beta)
 statistics(tokens, X, R)
 one_token(tokens, X, R)

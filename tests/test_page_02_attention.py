@@ -261,6 +261,25 @@ def test_scaling_experiment_numbers(d_k, lang):
         assert want["raw_max"] > 0.99 and want["raw_jacobian"] < 1e-3 < want["scaled_jacobian"]
 
 
+@pytest.mark.parametrize("lang, seed", [("en", 0), ("es", 3)])
+def test_the_saturation_sentence_at_the_default_d_k(lang, seed):
+    """The claim of the experiment at the default d_k = 64: over many queries the unscaled softmax is often saturated
+    and its Jacobian several times smaller (core's numbers are checked against autograd in test_core_lab_saturation);
+    the sentence shows those numbers in the reader's language."""
+    from core.lab.saturation import saturation_by_d_k
+
+    at = start(lang=lang, numbers=False, seed=seed)
+    assert_clean(at)
+    curve = saturation_by_d_k((64,), seed=seed)
+    raw, scaled = float(curve.raw_median[0]), float(curve.scaled_median[0])
+    assert scaled > 4 * raw and curve.raw_saturated[0] > 0.25 and curve.scaled_saturated[0] == 0
+    mark = "," if lang == "es" else "."
+    share = f"{round(100 * float(curve.raw_saturated[0]))}{' %' if lang == 'es' else '%'}"
+    text = next(m.value for m in at.markdown if "d_k = 64" in m.value and "256" in m.value)
+    for shown in (f"{raw:.3g}".replace(".", mark), f"{scaled:.3g}".replace(".", mark), share):
+        assert shown in text, (shown, text)
+
+
 def test_slider_changes_what_is_shown():
     at = start(numbers=False)
     before = [m.value for m in at.metric]

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core.lab.gradients import gradient_norms_at_init, parameter_gradient_norm
 from core.hooks import trace
+from core.lab.norms import both_styles, traced_layer_norm
 from core.layers import _Block
 from ui.i18n import lookup, t
 from conftest import start_page, widget
@@ -111,7 +112,8 @@ def test_runs_in_both_languages(path, lang):
     assert any(t("ln.course_check", lang=lang) == c.value for c in at.caption)
     if path == APP:
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
-    functions = (core.LayerNorm, trace, _Block.residual, gradient_norms_at_init, parameter_gradient_norm)
+    functions = (traced_layer_norm, both_styles, core.LayerNorm, trace, _Block.residual, gradient_norms_at_init,
+                 parameter_gradient_norm)
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in functions]  # code shown = run
 
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention import softmax
+from ..attention import scaled_dot_product_attention, softmax
+from ..masks import causal_mask
+from ..positional import sinusoidal_encoding
 
 
 def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -67,3 +69,45 @@ def seeded_linear_weights(d_in: int, d_out: int, seed: int) -> torch.Tensor:
     """A (d_in, d_out) projection matrix with variance 1/d_in, so projected vectors keep unit scale."""
     g = torch.Generator().manual_seed(seed)
     return torch.randn(d_in, d_out, generator=g) / math.sqrt(d_in)  # (d_in, d_out)
+
+
+PROJECTIONS = ("Q", "K", "V")
+
+
+def weight_seeds(seed: int, tied: bool) -> dict[str, int]:
+    """W_Q, W_K, W_V get seeds 3s + 1, 3s + 2, 3s + 3: distinct, and fixed by the shared seed s.
+    Tied: W_K reuses W_Q's seed, so W_K = W_Q."""
+    seeds = {name: 3 * seed + k for k, name in enumerate(PROJECTIONS, start=1)}
+    return {**seeds, "K": seeds["Q"]} if tied else seeds
+
+
+class Recorder:
+    """Stands in for a module's hook points: keeps what `scaled_dot_product_attention` passes through them."""
+
+    def __init__(self):
+        self.seen: dict[str, torch.Tensor] = {}
+
+    def __getattr__(self, name: str):
+        if not name.startswith("hook_"):
+            raise AttributeError(name)
+        return lambda x: self.seen.setdefault(name.removeprefix("hook_"), x)
+
+
+def qkv_attention(words: list[str], d_model: int, d_k: int, seed: int, causal: bool, tied: bool,
+                  device: str = "cpu") -> dict[str, torch.Tensor]:
+    """One head of lesson 2 on `device` (float64; float32 on MPS): X = E + PE (n, d_model), the seeded
+    projections W (d_model, d_k), Q, K, V (n, d_k), S = Q Kᵀ, its scaled and masked forms and the weights A
+    (n, n), the output O (n, d_k), and the asymmetry D = S − Sᵀ."""
+    dtype = torch.float32 if device == "mps" else torch.float64
+    n = len(words)
+    x = (toy_embeddings(words, d_model, seed) + sinusoidal_encoding(n, d_model)).to(device, dtype)  # (n, d_model)
+    w = {name: seeded_linear_weights(d_model, d_k, s).to(device, dtype)
+         for name, s in weight_seeds(seed, tied).items()}  # (d_model, d_k) each
+    q, k, v = (x @ w[name] for name in PROJECTIONS)  # (n, d_k) each
+    mask = causal_mask(n, device) if causal else None  # (n, n), True = keep
+    hooks = Recorder()
+    out, weights = scaled_dot_product_attention(q, k, v, mask, hooks=hooks)  # (n, d_k), (n, n)
+    raw = q @ k.T  # (n, n), before the division by sqrt(d_k)
+    return {"X": x, "W_Q": w["Q"], "W_K": w["K"], "W_V": w["V"], "Q": q, "K": k, "V": v, "S": raw,
+            "S_scaled": hooks.seen["scores"], "S_masked": hooks.seen["masked_scores"], "A": weights, "O": out,
+            "D": raw - raw.T}
