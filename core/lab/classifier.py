@@ -243,6 +243,16 @@ class ClassifierRun:
         return chunks(self.train_step, lambda: self.done(epochs), n, seconds)
 
 
+def advance(runs: list[ClassifierRun], epochs: int, seconds: float) -> None:
+    """Round-robin: one step of every unfinished run in turn, until `seconds` have passed or all are done."""
+    def one_round() -> None:
+        for run in runs:
+            if not run.done(epochs):
+                run.train_step()
+    for _ in chunks(one_round, lambda: all(run.done(epochs) for run in runs), seconds=seconds):
+        pass
+
+
 def parameter_formula(cfg: ClassifierConfig) -> dict[str, int]:
     """The parameter count by part, from the sizes alone (the page prints it beside the model's own count).
 
