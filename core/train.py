@@ -15,7 +15,6 @@ a checkpoint; ``python -m core.train --evaluate PATH`` prints a checkpoint's exa
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import math
 import time
@@ -30,6 +29,7 @@ from torch import nn
 from .checkpoints import checkpoint_dict, load_checkpoint
 from .config import ModelConfig
 from .decoding import greedy_decode
+from .loop import adamw, chunks, seeded_dropout
 from .model import build_model
 from .tasks import BOS_ID, EOS_ID, IGNORE_INDEX, PAD_ID, Batch, Task, make_task
 
@@ -168,12 +168,8 @@ class Trainer:
         self.task, self.model_cfg, self.train_cfg = task, model_cfg, train_cfg
         self.device = torch.device(device)
         self.model = build_model(model_cfg, seed=train_cfg.seed).to(self.device)
-        decay = [p for p in self.model.parameters() if p.dim() >= 2]
-        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
-        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": train_cfg.weight_decay},
-                                            {"params": no_decay, "weight_decay": 0.0}],
-                                           lr=learning_rate(0, train_cfg), betas=train_cfg.betas,
-                                           fused=self.device.type in ("cpu", "cuda"))
+        self.optimizer = adamw(self.model, learning_rate(0, train_cfg), train_cfg.weight_decay,
+                               betas=train_cfg.betas, fused=self.device.type in ("cpu", "cuda"))
         self.data = torch.Generator().manual_seed(train_cfg.seed)
         self.step, self.elapsed = 0, 0.0
         self.history: list[StepRecord] = []
@@ -195,16 +191,9 @@ class Trainer:
     def done(self) -> bool:
         return self.step >= self.train_cfg.steps
 
-    @contextlib.contextmanager
     def _dropout_rng(self):
-        """Global RNG seeded from (seed, step) while dropout draws, restored afterwards (no-op without dropout)."""
-        if self.model_cfg.dropout == 0:
-            yield
-            return
-        devices = [self.device.index or 0] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(self.train_cfg.seed * 1_000_003 + self.step)
-            yield
+        """Dropout seeded from (seed, step) (core.loop.seeded_dropout)."""
+        return seeded_dropout(self.train_cfg.seed, self.step, self.model_cfg.dropout, self.device)
 
     def train_step(self) -> StepRecord:
         """One optimizer step on a fresh training batch."""
@@ -232,12 +221,7 @@ class Trainer:
 
     def steps(self, n: int | None = None, seconds: float | None = None) -> Iterator[StepRecord]:
         """Yield up to `n` steps (None: to the end of the schedule), stopping once `seconds` have passed."""
-        start, count = time.perf_counter(), 0
-        while not self.done and (n is None or count < n):
-            yield self.train_step()
-            count += 1
-            if seconds is not None and time.perf_counter() - start >= seconds:
-                return
+        return chunks(self.train_step, lambda: self.done, n, seconds)
 
     def evaluate(self, n: int = 1000, split: str | None = None, seed: int = 2024) -> EvalResult:
         """`evaluate` of this trainer's model on its task (held-out examples by default)."""

@@ -1,157 +1,32 @@
 """Lesson 9: train a small Transformer here, then open that very model (CURRICULUM.md, lesson 9).
 
-Setup (task, preset, sizes) -> Start: `ui.training.Run` advances core.train.Trainer CHUNK_SECONDS at a time
-inside a fragment that reruns itself while training, so the page redraws at most twice a second and only the
-live section -> live curves (their data changes only when an evaluation lands). Then the trained (or shipped)
-model, one inspection tool at a time (ui/parts.py): greedy decoding step by step on the learner's input, its
-attention maps, snapshots taken during training, error analysis (core.lab.errors), the vocabularies; the exports.
+Setup (task, preset, sizes) -> Start: the session's `ui.training.Run` advances core.train.Trainer CHUNK_SECONDS
+at a time inside a fragment that reruns itself while training, so the page redraws at most twice a second and
+only the live section -> live curves (their data changes only when an evaluation lands). Then the trained (or
+shipped) model, one inspection tool at a time (ui/parts.py, the tools in ui.training_tools); the exports. The
+buttons' callbacks and the settings a run is built from are in ui.training_page.
 """
-import altair as alt
-import numpy as np
-import pandas as pd
 import streamlit as st
-import torch
 
-from core.lab.analysis import entropy
-from core.checkpoints import load_checkpoint
 from core.decoding import greedy_decode
-from core.lab.errors import error_report
-from core.model import build_model, count_parameters
-from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError, make_task
-from core.train import (
-    PRESETS,
-    Trainer,
-    evaluate,
-    learning_rate,
-    model_config,
-    predict,
-    sequence_loss,
-)
-from ui import charts, limits, links, models, panels, parts, scenes, state
-from ui.i18n import md_escape, t
+from core.train import Trainer, evaluate, learning_rate, sequence_loss
+from ui import limits, links, models, panels, parts, scenes, state
 from ui.presentation import prose
-from ui.training import CHUNK_SECONDS, KINDS, Run, attention_maps
+from ui.i18n import t
+from ui.training import CHUNK_SECONDS, Run
+from ui.training_page import (load_preset, parameter_count, reset, start, start_session, step_work, stop,
+                              use_pretrained, upload_checkpoint, wanted, train_chunk)
+from ui.training_tools import (CHART_WIDTH, attention_section, curve_charts, errors_section, snapshots_section,
+                               try_model, vocabulary_section)
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
 D_MODELS, HEADS = (16, 32, 64, 128, 256), (1, 2, 4, 8)  # every d_model here is a multiple of every head count
 D_FFS, BATCHES = (32, 64, 128, 256, 512, 1024), (16, 32, 64, 128, 256)
 LRS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
-MAX_LAYERS, MAX_STEPS, TOP_TOKENS = 4, 5000, 8
-CHART_WIDTH = 380  # two charts side by side in the wide layout
+MAX_LAYERS, MAX_STEPS = 4, 5000
 POSITIONALS = ("sinusoidal", "learned", "rotary")
-ROLES = {PAD: "train.special_pad", BOS: "train.special_bos", EOS: "train.special_eos"}
 PARTS = ("try", "attention", "snapshots", "errors", "vocab")  # the inspection tools, one on screen at a time
 ss = st.session_state
-
-
-def load_preset() -> None:
-    """Copy the chosen task's preset (model sizes, training) into the page's controls: on the first visit and
-    when the learner picks a task or a preset (not when a link or a scene sets them: they carry their values)."""
-    preset = PRESETS[ss["train_task"]][ss["train_preset"]]
-    m, tr = preset.model, preset.train
-    ss.update(train_d_model=m["d_model"], train_heads=m["n_heads"], train_layers=m["n_layers"],
-              train_d_ff=m["d_ff"], train_dropout=m["dropout"], train_norm="pre" if m["norm_first"] else "post",
-              train_positional=m["positional"], train_lr=tr.lr, train_batch=tr.batch_size, train_steps=tr.steps)
-
-
-def wanted() -> dict:
-    """What a new run would be built from, read from the controls."""
-    name = ss["train_task"]
-    if name == "addition":
-        options = {"digits": ss["train_digits"], "full_range": ss["train_full_range"]}
-    elif name == "parser":
-        options = {"spaces": ss["train_spaces"]}
-    else:
-        options = {"length": ss["train_length"], "vocab_size": ss["train_vocab"]}
-    model = {"d_model": ss["train_d_model"], "n_heads": ss["train_heads"], "n_layers": ss["train_layers"],
-             "d_ff": ss["train_d_ff"], "dropout": ss["train_dropout"], "norm_first": ss["train_norm"] == "pre",
-             "positional": ss["train_positional"]}
-    steps = int(ss["train_steps"])
-    warmup = min(PRESETS[name][ss["train_preset"]].train.warmup, steps // 4)
-    return {"task_name": name, "preset": ss["train_preset"], "task_options": options, "model_changes": model,
-            "lr": ss["train_lr"], "batch_size": ss["train_batch"], "steps": steps, "warmup": warmup,
-            "seed": settings.seed}
-
-
-def start() -> None:
-    """Start (or go on with) the run, within the server's budget (ui/limits.py); a refusal is said, not raised."""
-    ss.pop("train_refused", None)
-    run = ss.get(models.RUN_KEY)
-    if run is None:
-        if step_work(wanted()) > limits.MAX_STEP_WORK:
-            ss["train_refused"] = "train.refused_heavy"
-            return
-        if not limits.may_start():
-            ss["train_refused"] = "train.refused_starts"
-            return
-        run = ss[models.RUN_KEY] = Run.new(device=settings.device, **wanted())
-        ss["train_built_from"] = wanted()
-    if run.trainer.done:
-        return
-    if not limits.claim(run.token):
-        ss["train_refused"] = "train.refused_busy"
-        return
-    run.running = True
-
-
-def stop() -> None:
-    if models.RUN_KEY in ss:
-        ss[models.RUN_KEY].running = False
-        limits.release(ss[models.RUN_KEY].token)
-
-
-def reset() -> None:
-    stop()
-    ss.pop(models.RUN_KEY, None)
-    ss.pop("train_built_from", None)
-
-
-def use_pretrained() -> None:
-    stop()
-    name = ss["train_task"]
-    ss[models.RUN_KEY] = Run.from_checkpoint(name, models.shipped(name), settings.device)
-    ss.pop("train_built_from", None)
-
-
-def upload_checkpoint() -> None:
-    upload = ss.get("train_upload")
-    if upload is None:
-        return
-    if upload.size > limits.MAX_UPLOAD_MB * 2**20:
-        ss["train_upload_problem"] = t("train.upload_too_big", mb=limits.MAX_UPLOAD_MB)
-        return
-    try:  # sizes and records are bounded before anything is inflated or built (core.checkpoints)
-        loaded = load_checkpoint(upload, device="cpu", limits=limits.MODEL_LIMITS,
-                                 max_bytes=limits.MAX_CHECKPOINT_BYTES)
-        uploaded = Run.from_checkpoint(loaded.task.name, loaded, settings.device)
-    except Exception:  # a file from a stranger: whatever is wrong with it, the same polite message
-        ss["train_upload_problem"] = t("train.upload_not_ours", name=md_escape(upload.name))
-        return
-    stop()
-    ss[models.RUN_KEY] = uploaded
-    ss.pop("train_built_from", None)
-    ss.pop("train_upload_problem", None)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def positions(task_name: str, task_options: dict) -> int:
-    """Source and target positions of one example of the task (the decoder reads BOS + the target)."""
-    task = make_task(task_name, **task_options)
-    return task.max_src_len + task.max_tgt_len + 1
-
-
-def step_work(spec: dict) -> float:
-    """The cost of one training step of these settings, in the units of limits.MAX_STEP_WORK."""
-    model = spec["model_changes"]
-    return limits.step_work(spec["batch_size"], positions(spec["task_name"], spec["task_options"]),
-                            model["n_layers"], model["d_model"], model["d_ff"])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def parameter_count(task_name: str, task_options: dict, model_changes: dict) -> int:
-    """Trainable parameters of the model these settings build (cached: building the largest takes ~50 ms)."""
-    task = make_task(task_name, **task_options)
-    return count_parameters(build_model(model_config(task, **model_changes)))["total"]
 
 
 def task_controls(lang: str) -> None:
@@ -240,32 +115,12 @@ def headline(run: Run) -> None:
     recent = [r.loss for r in trainer.history[-20:]]
     speed = trainer.step / trainer.elapsed if trainer.elapsed > 0 else 0.0
     cols = st.columns(4)
-    cols[0].metric(t("train.loss"), f"{np.mean(recent):.4f}" if recent else "—")
+    cols[0].metric(t("train.loss"), f"{sum(recent) / len(recent):.4f}" if recent else "—")
     cols[1].metric(t("train.greedy_em"), f"{last.exact_match:.1%}", help=t("train.greedy_em_help", n=last.n))
     cols[2].metric(t("train.forced_em"), f"{last.teacher_forced_exact_match:.1%}", help=t("train.forced_em_help"))
     cols[3].metric(t("train.speed"), f"{speed:.1f}", help=t("train.speed_help", seconds=f"{trainer.elapsed:.1f}"))
     if run.pretrained:
         st.caption(t("train.pretrained_caption", steps=steps, seconds=f"{trainer.elapsed:.1f}"))
-
-
-def curve_charts(run: Run, upto: int, lang: str) -> tuple[alt.Chart | None, alt.Chart]:
-    """The loss curve up to step `upto` (the last evaluation: between evaluations neither chart changes, so a
-    redraw leaves them as they are) and the three accuracy curves."""
-    shown = [r for r in run.trainer.history if r.step <= upto]
-    shown = shown[::max(1, len(shown) // 400)]  # at most ~400 points on the chart
-    loss = charts.lines([r.step for r in shown], {t("train.loss", lang): [r.loss for r in shown]},
-                        x_title=t("train.step", lang), y_title=t("train.loss", lang)) if shown else None
-    evals = run.evaluations
-    series = {t("train.forced_em", lang): [e.teacher_forced_exact_match for e in evals],
-              t("train.greedy_em", lang): [e.exact_match for e in evals],
-              t("train.greedy_tokens", lang): [e.token_accuracy for e in evals]}
-    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang), y_title=t("train.accuracy", lang),
-                         colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
-    accuracy = chart.mark_line(point=True, strokeWidth=2.5).encode(
-        x=alt.X("x:Q", axis=alt.Axis(title=t("train.step", lang), format="d", labelFontSize=12, titleFontSize=14)),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(title=t("train.accuracy", lang), format="%", labelFontSize=12, titleFontSize=14)))
-    return loss, accuracy
 
 
 def curves(run: Run) -> None:
@@ -278,21 +133,6 @@ def curves(run: Run) -> None:
     if loss is not None:
         loss_col.altair_chart(loss.properties(width=CHART_WIDTH), width="content")
     acc_col.altair_chart(accuracy.properties(width=CHART_WIDTH), width="content")
-
-
-def train_chunk(run: Run) -> None:
-    """CHUNK_SECONDS of training if this run still holds its place (Run.advance never lets two threads step it)."""
-    if not limits.claim(run.token):  # its place went to another run while it was away: wait for one
-        run.running = False
-        ss["train_refused"] = "train.refused_busy"
-    else:
-        run.advance(CHUNK_SECONDS)
-    if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
-        run.running = False
-        ss["train_capped"] = run.token
-    if not run.running:
-        limits.release(run.token)
-        st.rerun()  # finished: stop the timer and refresh the sections below with the trained model
 
 
 def live() -> None:
@@ -310,157 +150,7 @@ def live() -> None:
         curves(run)
 
 
-def learner_input(run: Run):
-    """The learner's input (a held-out example until they type) and the model's greedy answer, or None."""
-    task, model = run.trainer.task, run.trainer.model
-    example = task.examples(1, seed=settings.seed, split="heldout" if task.holdout > 0 else "fresh")[0][0]
-    if ss.get("train_input_for") != repr(task):
-        ss["train_input"], ss["train_input_for"] = example, repr(task)
-    links.control(st.text_input, t("train.input"), max_chars=200, help=t("train.input_help", example=example),
-                  setting="train_input")
-    try:
-        return predict(model, task, ss["train_input"])
-    except TaskInputError as error:
-        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit), icon=":material/edit:")
-        return None
-
-
-def try_model(run: Run) -> None:
-    prose(t("train.try_text"))
-    found = learner_input(run)
-    if found is None:
-        return
-    got, expected = md_escape(found.text or "∅"), md_escape(found.expected)
-    if found.text == found.expected:
-        st.success(t("train.answer_right", got=got), icon=":material/check_circle:")
-    else:  # a wrong answer is a finding about the model, not an error of the page
-        st.info(t("train.answer_wrong", got=got, expected=expected), icon=":material/cancel:")
-    decoding_steps(run.trainer.task, found)
-
-
-def decoding_steps(task, found) -> None:
-    """The decoder's input at the chosen step and its next-token probabilities."""
-    generated = task.tgt_vocab.decode(found.tokens[0].tolist())
-    probs = torch.softmax(found.logits[0], dim=-1).cpu().numpy()  # (k, tgt_vocab)
-    k = len(generated)
-    step = links.control(st.slider, t("train.decode_step"), 1, k, setting="train_decode_step") if k > 1 else 1
-    prefix = [BOS, *generated[:step - 1]]
-    st.markdown(t("train.decoder_input", tokens=" ".join(f"`{s.replace('`', '')}`" for s in prefix),
-                  chosen=md_escape(generated[step - 1]), p=f"{probs[step - 1].max():.4f}"))
-    top = np.argsort(-probs[step - 1])[:TOP_TOKENS]
-    labels = [task.tgt_vocab.tokens[i] for i in top]
-    st.altair_chart(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
-                                label_title=t("train.next_token"), title=t("train.next_title", step=step)),
-                    width="content")
-    if settings.show_numbers:
-        st.dataframe(pd.DataFrame({t("train.decoder_input_col"): [" ".join([BOS, *generated[:i]]) for i in range(k)],
-                                   t("train.next_token"): generated,
-                                   t("train.probability"): probs.max(axis=1)}), hide_index=True)
-
-
-def attention_section(run: Run) -> None:
-    st.markdown(t("train.attention_text"))
-    found = learner_input(run)
-    if found is None:
-        return
-    task, model = run.trainer.task, run.trainer.model
-    src = found.src  # (1, n_src)
-    tgt_in = torch.cat([torch.tensor([[BOS_ID]], device=src.device), found.tokens[:, :-1]], dim=1)  # (1, k)
-    maps = attention_maps(model, src, tgt_in)
-    src_labels = task.src_vocab.decode(src[0].tolist())
-    tgt_labels = task.tgt_vocab.decode(tgt_in[0].tolist())
-    lang = settings.lang
-    kind_col, layer_col = st.columns(2)
-    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
-                         horizontal=True, setting="train_kind", identity=(lang,))
-    layers = maps[kind].shape[0]
-    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
-                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_layer",
-                          identity=(lang, layers)) if layers > 1 else 0
-    rows = src_labels if kind == "encoder" else tgt_labels
-    cols = tgt_labels if kind == "decoder" else src_labels
-    heads = maps[kind][layer]
-    st.altair_chart(charts.facet_heatmaps(list(heads), [t("train.head_n", h=h + 1) for h in range(len(heads))], rows,
-                                          cols, columns=min(4, len(heads)), text=panels.chart_text()), width="content")
-    st.caption(t(f"train.kind_caption.{kind}"))
-
-
-def snapshots_section(run: Run) -> None:
-    snaps = run.snapshots
-    lang = settings.lang
-    kind_col, layer_col, head_col = st.columns(3)
-    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
-                         horizontal=True, setting="train_snap_kind", identity=(lang,))
-    layers, heads = snaps[0][1][kind].shape[:2]
-    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
-                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_snap_layer",
-                          identity=(lang, layers))
-    head = links.control(head_col.selectbox, t("train.head"), range(heads),
-                         format_func=lambda h: t("train.head_n", h=h + 1, lang=lang), setting="train_snap_head",
-                         identity=(lang, heads))
-    steps = [s for s, _ in snaps]
-    if ss.get("train_snap_step") not in steps:
-        ss["train_snap_step"] = steps[-1]
-    if len(steps) > 1:
-        links.control(st.select_slider, t("train.snapshot"), steps, help=t("train.snapshot_help"),
-                      setting="train_snap_step", identity=tuple(steps))
-    chosen = snaps[steps.index(ss["train_snap_step"])][1][kind][layer, head]  # (n_q, n_k)
-    src, tgt_in = run.probe
-    src_labels = run.trainer.task.src_vocab.decode(src[0].tolist())
-    tgt_labels = run.trainer.task.tgt_vocab.decode(tgt_in[0].tolist())
-    rows = src_labels if kind == "encoder" else tgt_labels
-    cols = tgt_labels if kind == "decoder" else src_labels
-    weights_col, entropy_col = st.columns(2, gap="large")
-    with weights_col:
-        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=ss["train_snap_step"]), key="train_snap",
-                            row_labels=rows, col_labels=cols, scale="weights", max_width=380)
-    spread = [entropy(torch.from_numpy(maps[kind][layer, head])).mean().item() for _, maps in snaps]
-    with entropy_col:
-        chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
-        st.altair_chart(chart.properties(width=CHART_WIDTH), width="content")
-        st.caption(t("train.entropy_caption", uniform=f"{np.log(chosen.shape[1]):.4f}"))
-
-
-def errors_section(run: Run) -> None:
-    task = run.trainer.task
-    tag = (run.token, run.trainer.step)
-    if ss.get("train_errors_for") != tag:
-        ss["train_errors"], ss["train_errors_for"] = error_report(run.trainer.model, task, n=1000), tag
-    report = ss["train_errors"]
-    st.markdown(t("train.errors_summary", n=report.n, em=f"{report.exact_match:.1%}",
-                  split=t(f"train.split_of.{report.split}")))
-    labels = [str(i + 1) for i in range(len(report.position_accuracy) - 1)] + [EOS]
-    pos_col, group_col = st.columns(2, gap="large")
-    with pos_col:
-        st.altair_chart(charts.bars(report.position_accuracy, labels, value_title=t("train.token_accuracy"),
-                                    label_title=t("train.position"), title=t("train.by_position")), width="content")
-    if report.groups:
-        with group_col:
-            names = list(report.groups)
-            st.altair_chart(charts.bars([report.groups[g][0] for g in names],
-                                        [t(f"train.group_of.{task.name}", g=g, n=report.groups[g][1]) for g in names],
-                                        value_title=t("train.exact_match"), title=t(f"train.by_of.{task.name}")),
-                            width="content")
-    if report.mistakes:
-        st.dataframe(pd.DataFrame(report.mistakes, columns=[t("train.col_source"), t("train.col_expected"),
-                                                            t("train.col_predicted")]), hide_index=True)
-    else:
-        st.caption(t("train.no_mistakes"))
-
-
-def vocabulary_section(run: Run) -> None:
-    task = run.trainer.task
-    for title, vocab in ((t("train.src_vocab"), task.src_vocab), (t("train.tgt_vocab"), task.tgt_vocab)):
-        kinds = [t(ROLES.get(s, "train.symbol")) for s in vocab.tokens]
-        st.markdown(f"##### {title}")
-        st.dataframe(pd.DataFrame({"id": range(len(vocab)), t("train.token"): [repr(s) if s == " " else s
-                                                                                 for s in vocab.tokens],
-                                   t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
-
-
-# Scenes set the controls only, never start training.
-
-SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
+SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); they never start training
     "addition_course": {"train_task": "addition", "train_preset": "course", "train_digits": 3,
                         "train_full_range": False, "train_d_model": 256, "train_heads": 4, "train_layers": 3,
                         "train_d_ff": 512, "train_dropout": 0.1, "train_norm": "pre", "train_positional": "sinusoidal",
@@ -480,9 +170,6 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
                        "train_lr": 0.02, "train_batch": 64, "train_steps": 400, "cfg_seed": 0,
                        "train_part": "snapshots"},
 }
-
-
-
 PART_HEADERS = {"try": "train.try_header", "attention": "train.attention_header",
                 "snapshots": "train.snapshots_header", "errors": "train.errors_header", "vocab": "train.vocab_header"}
 
@@ -549,14 +236,7 @@ def notice() -> None:
 
 
 settings = state.settings()
-ss.setdefault("train_task", "copy")
-ss.setdefault("train_preset", "fast")
-for name, value in (("train_digits", 3), ("train_full_range", False), ("train_spaces", False), ("train_length", 20),
-                    ("train_vocab", 19), ("train_kind", "cross"), ("train_snap_kind", "cross"), ("train_layer", 0),
-                    ("train_snap_layer", 0), ("train_snap_head", 0), ("train_decode_step", 1)):
-    ss.setdefault(name, value)
-if "train_d_model" not in ss:  # the first visit: the default task's preset
-    load_preset()
+start_session()
 
 intro()
 setup()

@@ -1,118 +1,40 @@
 """Lesson 12: an encoder classifier and the depth experiment (CURRICULUM.md, lesson 12).
 
 Task core.lab.classifier.RangeTask, model EncoderClassifier (core's Embeddings and Encoder, mean pooling, a linear
-head). Every run of the grid (depth N x pre-norm/post-norm) is a core.lab.classifier.ClassifierRun kept in
-session_state under "clf_runs", keyed by everything that shapes its curves. While "clf_running" is set, the
-results section is a fragment that advances the runs round-robin, one step each, for CHUNK_SECONDS, then redraws
-itself (at most twice a second; its charts change only when an epoch ends); Stop only clears the flag. Nothing lives outside session_state, so a page or language switch loses nothing.
+head). The grid of runs (depth N x pre-norm/post-norm) lives in the session (ui.classifier_runs); while it is
+running, the results section is a fragment that trains a chunk (core.lab.classifier.advance) and redraws itself (at
+most twice a second; its charts change only when an epoch ends).
 """
-import threading
-import time
-import uuid
-
 import pandas as pd
 import streamlit as st
 import torch
 
-from core.lab.classifier import (
-    CLASS_RANGES,
-    ClassifierConfig,
-    ClassifierRun,
-    EncoderClassifier,
-    RangeTask,
-    RunConfig,
-    finite,
-    first_epoch_at,
-    mean_pool,
-    parameter_formula,
-)
-from ui import charts, limits, links, panels, scenes, state
+from core.lab.classifier import (CLASS_RANGES, ClassifierConfig, ClassifierRun, EncoderClassifier, RangeTask, advance,
+                                 finite, mean_pool, parameter_formula)
+from ui import limits, links, panels, scenes, state
+from ui.classifier_runs import (BATCH, DEPTHS, MAX_EPOCHS, MAX_STEPS, MAX_STORED, NORMS, STEP_GRID, grouped, label,
+                                observed, reset, run_charts, run_key, start, start_session, stop, summary_table,
+                                train_chunk)
 from ui.i18n import t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
 
-DEPTHS = (1, 2, 3, 4, 6)
-NORMS = {"pre": "clf.norm_pre", "post": "clf.norm_post"}  # placement -> its name in the catalog
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
-MAX_EPOCHS, MAX_STEPS, STEP_GRID, BATCH = 30, 200, 10, 64  # caps: at most 30 x 200 = 6,000 steps per run
-MAX_STORED = 20  # trained runs kept per session; the oldest one not on screen goes first
 LENGTH = RangeTask().length
-DEPTH_COLORS = {n: charts.CATEGORICAL[i] for i, n in enumerate(DEPTHS)}
-MEASURED = {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50}
-PRESETS = {"course": MEASURED | {"clf_minority": 0, "clf_lr": 1e-3},  # the settings "what to notice" quotes
-           "majority": MEASURED | {"clf_minority": 9, "clf_lr": 1e-3},
-           "fast_lr": MEASURED | {"clf_minority": 8, "clf_lr": 1e-2}}
+SCENES = {  # the three comparisons "what to notice" quotes, as links and preset buttons; they never start training
+    "course": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+               "clf_lr": 0.001, "clf_minority": 0},
+    "majority": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+                 "clf_lr": 0.001, "clf_minority": 9},
+    "fast_lr": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
+                "clf_lr": 0.01, "clf_minority": 8},
+}
 PRESET_NAMES = {"course": "clf.preset_course", "majority": "clf.preset_majority", "fast_lr": "clf.preset_fast_lr"}
-DEFAULTS = {"clf_depths": [1, 2, 4], "clf_norms": ["pre"], "clf_epochs": 10, "clf_steps": 50, "clf_lr": 1e-3,
-            "clf_minority": 0}
-
-
-def run_key(n: int, norm: str) -> tuple:
-    """Everything that shapes a run's curves (the epochs only say how far to go)."""
-    return n, norm, int(ss["clf_steps"]), float(ss["clf_lr"]), int(ss["clf_minority"]), settings.seed
-
-
-def new_run(key: tuple) -> ClassifierRun:
-    n, norm, steps, lr, minority, seed = key
-    return ClassifierRun(RangeTask(minority=minority), ClassifierConfig(n_layers=n, norm_first=norm == "pre"),
-                         RunConfig(epochs=MAX_EPOCHS, steps_per_epoch=steps, batch_size=BATCH, lr=lr, seed=seed))
-
-
-def ensure_runs(keys: list[tuple]) -> list[ClassifierRun]:
-    """The runs of `keys`, created when missing; beyond MAX_STORED the oldest other runs are dropped."""
-    runs = ss["clf_runs"]
-    for key in keys:
-        if key not in runs:
-            runs[key] = new_run(key)
-    for old in [k for k in runs if k not in keys][:max(0, len(runs) - MAX_STORED)]:
-        del runs[old]
-    return [runs[key] for key in keys]
-
-
-def advance(runs: list[ClassifierRun], epochs: int, seconds: float) -> None:
-    """Round-robin: one step of every unfinished run in turn until `seconds` have passed or all are done."""
-    start = time.perf_counter()
-    while True:
-        active = [run for run in runs if not run.done(epochs)]
-        for run in active:
-            run.train_step()
-        if not active or time.perf_counter() - start >= seconds:
-            return
-
-
-def start() -> None:
-    """Start the experiment within the server's budget (ui/limits.py); a refusal is said, not raised."""
-    ss.pop("clf_refused", None)
-    if not limits.may_start():
-        ss["clf_refused"] = "train.refused_starts"
-    elif not limits.claim(ss["clf_token"]):
-        ss["clf_refused"] = "train.refused_busy"
-    else:
-        ss["clf_running"], ss["clf_trained_seconds"], ss["clf_capped"] = True, 0.0, False
-
-
-def stop() -> None:
-    ss["clf_running"] = False
-    limits.release(ss["clf_token"])
-
-
-def reset() -> None:
-    stop()
-    ss["clf_runs"] = {}
 
 
 def apply_preset(name: str) -> None:
-    for key, value in PRESETS[name].items():
+    for key, value in SCENES[name].items():
         ss[key] = list(value) if isinstance(value, list) else value
-
-
-def grouped(n: int) -> str:
-    """6,000 in English, 6 000 in Spanish (a non-breaking space groups the digits)."""
-    return f"{n:,}" if settings.lang == "en" else f"{n:,}".replace(",", "\u00a0")
-
-
-def label(key: tuple) -> str:
-    return t("clf.run_label", n=key[0], norm=t(NORMS[key[1]]))
 
 
 def example_sequences(minority: int, seed: int) -> list[tuple[int, str]]:
@@ -124,39 +46,6 @@ def example_sequences(minority: int, seed: int) -> list[tuple[int, str]]:
         lo, hi = CLASS_RANGES[c]
         shown.append((c, " ".join(str(v) if lo <= v <= hi else f"**{v}**" for v in row)))
     return shown
-
-
-def summary_table(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> pd.DataFrame:
-    rows = []
-    for key, run in zip(keys, runs):
-        history = run.history[:epochs]
-        if not history:
-            continue  # still in its first epoch: nothing to report yet
-        best = max(e.test_accuracy for e in history)
-        reached = first_epoch_at(history)
-        rows.append({t("clf.col_run"): label(key), t("clf.col_params"): run.n_parameters,
-                     t("clf.col_epochs"): len(history),
-                     t("clf.col_final"): history[-1].test_accuracy,
-                     t("clf.col_best"): best, t("clf.col_to_100"): str(reached) if reached else "—",
-                     t("clf.col_loss"): finite(history[-1].train_loss),
-                     t("clf.col_ms"): 1000 * run.elapsed / run.step})
-    return pd.DataFrame(rows)
-
-
-def curves(keys: list[tuple], runs: list[ClassifierRun], epochs: int, field: str) -> list[tuple]:
-    return [(f"N = {key[0]}", t(NORMS[key[1]]), [getattr(e, field) for e in run.history[:epochs]])
-            for key, run in zip(keys, runs)]
-
-
-def run_charts(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> tuple:
-    """Test accuracy and training loss per epoch, one line per run."""
-    colors = {f"N = {n}": DEPTH_COLORS[n] for n in DEPTHS}
-    common = {"x_title": t("clf.epoch"), "color_title": t("clf.depth"), "dash_title": t("clf.placement"),
-              "colors": colors, "x_max": epochs, "width": 560}
-    return (charts.run_lines(curves(keys, runs, epochs, "test_accuracy"), y_title=t("clf.test_acc"),
-                             y_domain=(0.0, 1.0), **common),
-            charts.run_lines(curves(keys, runs, epochs, "train_loss"), y_title=t("clf.train_loss"), log_y=True,
-                             height=200, **common))
 
 
 def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
@@ -183,38 +72,9 @@ def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
             st.markdown(f"##### {t(title)}")
             st.dataframe(frame, width="content", key=f"clf_numbers_{field}",
                          column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns})
-    trained = [(k, r.history[:epochs]) for k, r in zip(keys, runs) if r.history]
-    if trained:
-        reached = {k: first_epoch_at(h) for k, h in trained if first_epoch_at(h)}
-        first = min(reached.values(), default=None)
-        text = t("clf.observed_fastest", epoch=first, runs=", ".join(label(k) for k, e in reached.items()
-                                                                     if e == first)) if first else t("clf.observed_none")
-        chance = [label(k) for k, h in trained if h[-1].test_accuracy <= 0.55]
-        if chance:
-            text += " " + t("clf.observed_chance", runs=", ".join(chance))
-        st.markdown(t("clf.observed_header") + " " + text)
-
-
-def train_chunk(keys: list[tuple], epochs: int) -> None:
-    """One chunk of every run, if this session holds a training place and no other thread of it is stepping."""
-    if not limits.claim(ss["clf_token"]):  # its place went to another run while it was away
-        ss["clf_refused"] = "train.refused_busy"
-        stop()
-        return
-    stepping = ss["clf_stepping"]  # read once: under fast reruns any st.session_state access can raise the
-    if not stepping.acquire(blocking=False):  # runner's stop, so the finally below must not touch it
-        return  # a second script thread of this session (fast reruns) is stepping the runs
-    try:
-        begun = time.perf_counter()
-        advance(ensure_runs(keys), epochs, CHUNK_SECONDS)
-        ss["clf_trained_seconds"] = ss.get("clf_trained_seconds", 0.0) + time.perf_counter() - begun
-    finally:
-        stepping.release()
-    if all(ss["clf_runs"][k].done(epochs) for k in keys):
-        stop()
-    elif ss["clf_trained_seconds"] > 60 * limits.MAX_RUN_MINUTES:
-        stop()
-        ss["clf_capped"] = True
+    text = observed(keys, runs, epochs)
+    if text:
+        st.markdown(text)
 
 
 def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
@@ -239,15 +99,6 @@ def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
                 icon=":material/info:")
     results(shown, runs, epochs)
 
-
-SCENES = {  # the three comparisons of PRESETS, as links; they set the controls and never start training
-    "course": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
-               "clf_lr": 0.001, "clf_minority": 0},
-    "majority": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
-                 "clf_lr": 0.001, "clf_minority": 9},
-    "fast_lr": {"clf_depths": [1, 2, 4], "clf_norms": ["pre", "post"], "clf_epochs": 10, "clf_steps": 50,
-                "clf_lr": 0.01, "clf_minority": 8},
-}
 
 def intro() -> None:
     st.title(t("clf.title"))
@@ -289,7 +140,7 @@ def grid_section() -> None:
         st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS),
                      batch=BATCH, stored=MAX_STORED))
     st.markdown(t("clf.presets"))
-    for col, name in zip(st.columns(len(PRESETS)), PRESETS):
+    for col, name in zip(st.columns(len(SCENES)), SCENES):
         col.button(t(PRESET_NAMES[name]), on_click=apply_preset, args=(name,), disabled=ss["clf_running"],
                    key=f"clf_preset_{name}", width="stretch")
 
@@ -312,6 +163,7 @@ def experiment(keys: list[tuple], epochs: int) -> None:
     if ss.get("clf_refused"):
         st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
+    st.caption(t("common.cpu_only"))  # the runs train on the CPU by design: small models, many at once
     if keys:
         st.fragment(live, run_every=CHUNK_SECONDS if running else None)(keys, epochs, running)
 
@@ -335,17 +187,12 @@ def notice() -> None:
 
 settings = state.settings()
 ss = st.session_state
-for name, value in DEFAULTS.items():
-    ss.setdefault(name, value)
-ss.setdefault("clf_runs", {})
-ss.setdefault("clf_running", False)
-ss.setdefault("clf_token", uuid.uuid4().hex)  # this session's place among the server's training runs
-ss.setdefault("clf_stepping", threading.Lock())  # held while a chunk trains (see train_chunk)
+start_session()
 
 intro()
 task_section()
 grid_section()
-experiment([run_key(n, p) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])],
+experiment([run_key(n, p, settings.seed) for p in NORMS if p in ss["clf_norms"] for n in sorted(ss["clf_depths"])],
            int(ss["clf_epochs"]))
 parameters()
 notice()

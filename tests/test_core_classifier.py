@@ -219,3 +219,20 @@ def test_claim_at_a_high_learning_rate_deep_post_norm_stays_at_chance_and_pre_no
     pre, post = preset_run(4, True, 8, 1e-2, 3), preset_run(4, False, 8, 1e-2, 3)
     assert pre.history[-1].test_accuracy > 0.995
     assert max(e.test_accuracy for e in post.history) <= 0.55
+
+
+def test_advance_steps_every_run_in_turn_like_running_each_alone():
+    from core.lab.classifier import advance
+    cfg = RunConfig(epochs=2, steps_per_epoch=2, batch_size=8)
+    runs = [ClassifierRun(RangeTask(), ClassifierConfig(n_layers=n, d_model=8, n_heads=2, d_ff=16), cfg)
+            for n in (1, 2)]
+    alone = [ClassifierRun(RangeTask(), ClassifierConfig(n_layers=n, d_model=8, n_heads=2, d_ff=16), cfg)
+             for n in (1, 2)]
+    advance(runs, 1, seconds=60)  # all done long before the time is up: one epoch each, then it returns
+    assert [r.step for r in runs] == [2, 2] and all(r.done(1) and not r.done() for r in runs)
+    for run in alone:
+        list(run.steps(epochs=1))
+    for x, y in zip(runs, alone):  # the same numbers (the seconds differ)
+        assert [(e.train_loss, e.test_accuracy) for e in x.history] == [(e.train_loss, e.test_accuracy) for e in y.history]
+    advance(runs, 2, seconds=0.0)  # the time is up after one round: one step of each
+    assert [r.step for r in runs] == [3, 3]

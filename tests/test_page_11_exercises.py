@@ -31,8 +31,9 @@ COURSE_PE = ((0.0, 1.0), (0.8415, 0.5403), (0.9093, -0.4161))
 COURSE_MEANS, COURSE_STDS = (0.1320, 0.3229, 0.8879), ("0.4515", "1.3715", "0.0890")
 SOLUTION_TABLES = ("e1_scaled", "e1_pe", "e1_out", "e2_p01", "e2_keep", "e2_p05", "e3_stats", "e3_normalized",
                    "e4_scores", "e4_weights", "e4_out", "e5_q", "e5_k", "e5_v", "e5_scores", "e5_weights",
-                   "e5_heads", "e5_out", "e6_resid", "e6_stats", "e6_normalized", "e6_out", "e6_hidden")
+                   "e5_heads", "e5_out", "e6_resid", "e6_stats", "e6_normalized", "e6_out", "e6_pre", "e6_hidden")
 N_SCORE = 6 + 7
+QUESTION_IDS = ("residuals", "prenorm", "decoder", "training", "padding", "inference", "recipe")
 
 
 def d(values) -> torch.Tensor:
@@ -69,9 +70,10 @@ def reference(x1=COURSE_EX1, own_z=None, own_a=None) -> dict[str, np.ndarray]:
     a = torch.round(r["e5_out"], decimals=4) if own_a is None else d(own_a)
     resid = x + a
     mean, std, u = ln(resid)
-    hidden = torch.relu(lin(u, W_1, B_1))
+    pre = lin(u, W_1, B_1)
+    hidden = torch.where(pre > 0, pre, torch.zeros_like(pre))  # ReLU written out
     r |= {"e6_resid": resid, "e6_stats": torch.cat([mean, std], 1), "e6_normalized": u, "e6_out": lin(hidden, W_2, B_2),
-          "e6_hidden": hidden}
+          "e6_pre": pre, "e6_hidden": hidden}
     return {name: v.numpy() for name, v in r.items()}
 
 
@@ -89,6 +91,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 def solutions(at: AppTest) -> dict[str, np.ndarray]:
+    """The revealed solution tables in page order (AppTest does not expose a read-only table's key)."""
     frames = [f.value for f in at.dataframe if f.editing_mode == "read_only"]
     assert len(frames) == len(SOLUTION_TABLES)
     return {name: f.to_numpy(dtype=float) for name, f in zip(SOLUTION_TABLES, frames)}
@@ -341,3 +344,32 @@ def test_every_question_has_exactly_one_right_option():
             assert lookup(f"ex.q_{q}_e{right}", lang).startswith(("Right", "Correcto"))
             assert not any(lookup(f"ex.q_{q}_e{k}", lang).startswith(("Right", "Correcto"))
                            for k in range(4) if k != right)
+
+
+# ---- exercise 6 step by step, and the options' lengths ----------------------------------------------------------
+
+def test_exercise_6_shows_the_hidden_layer_before_and_after_the_relu():
+    at = reveal_all(start())
+    got = solutions(at)
+    pre, hidden = got["e6_pre"], got["e6_hidden"]
+    # before the ReLU some entries are negative (9 of the 24 with the course's inputs), after it they are 0
+    assert (pre < 0).sum() == 9 and (hidden >= 0).all()
+    np.testing.assert_array_equal(hidden, np.maximum(pre, 0))
+    negative = int((REF["e6_pre"] < 0).sum())
+    assert t("ex.e6_relu", negative=negative, cells=24) in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_right_option_is_not_given_away_by_its_length(lang):
+    """Length gives nothing away: the right option is the strictly longest (or the strictly shortest) in at most a
+    fair share of the questions, one in four options."""
+    page = PAGE.read_text("utf-8")
+    right = {q: int(page.split(f'("{q}", ')[1][0]) for q in QUESTION_IDS}
+    longest = shortest = 0
+    for q, r in right.items():
+        lengths = [len(lookup(f"ex.q_{q}_o{k}", lang)) for k in range(4)]
+        others = lengths[:r] + lengths[r + 1:]
+        longest += lengths[r] > max(others)
+        shortest += lengths[r] < min(others)
+    fair = math.ceil(len(right) / 4)
+    assert longest <= fair and shortest <= fair, (longest, shortest)

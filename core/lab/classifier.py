@@ -18,7 +18,6 @@ rate, fresh seeded batches) and evaluates it on a fixed test set at the end of e
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..layers import Encoder
+from ..loop import adamw, chunks, seeded_dropout
 from ..masks import padding_mask
 from ..model import Embeddings, init_parameters
 
@@ -178,10 +178,7 @@ class ClassifierRun:
     def __init__(self, task: RangeTask, model_cfg: ClassifierConfig, run_cfg: RunConfig = RunConfig()):
         self.task, self.model_cfg, self.run_cfg = task, model_cfg, run_cfg
         self.model = build_classifier(model_cfg, seed=run_cfg.seed)
-        decay = [p for p in self.model.parameters() if p.dim() >= 2]
-        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
-        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": run_cfg.weight_decay},
-                                            {"params": no_decay, "weight_decay": 0.0}], lr=run_cfg.lr)
+        self.optimizer = adamw(self.model, run_cfg.lr, run_cfg.weight_decay)
         self.data = torch.Generator().manual_seed(run_cfg.seed)
         self.test_tokens, self.test_labels = task.test_set()  # (test_size, length), (test_size,)
         self.step, self.elapsed = 0, 0.0
@@ -197,15 +194,9 @@ class ClassifierRun:
     def done(self, epochs: int | None = None) -> bool:
         return self.epoch >= (self.run_cfg.epochs if epochs is None else epochs)
 
-    @contextlib.contextmanager
     def _dropout_rng(self):
-        """Global RNG seeded from (seed, step) while dropout draws, restored afterwards (no-op without dropout)."""
-        if self.model_cfg.dropout == 0:
-            yield
-            return
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.run_cfg.seed * 1_000_003 + self.step)
-            yield
+        """Dropout seeded from (seed, step) (core.loop.seeded_dropout)."""
+        return seeded_dropout(self.run_cfg.seed, self.step, self.model_cfg.dropout)
 
     def train_step(self) -> StepRecord:
         """One AdamW step on a fresh batch; at the end of an epoch, evaluate on the test set."""
@@ -249,12 +240,17 @@ class ClassifierRun:
               epochs: int | None = None) -> Iterator[StepRecord]:
         """Yield up to `n` steps (None: until `epochs` epochs are done, default the config's), stopping once
         `seconds` have passed. Never runs past `epochs`."""
-        start, count = time.perf_counter(), 0
-        while not self.done(epochs) and (n is None or count < n):
-            yield self.train_step()
-            count += 1
-            if seconds is not None and time.perf_counter() - start >= seconds:
-                return
+        return chunks(self.train_step, lambda: self.done(epochs), n, seconds)
+
+
+def advance(runs: list[ClassifierRun], epochs: int, seconds: float) -> None:
+    """Round-robin: one step of every unfinished run in turn, until `seconds` have passed or all are done."""
+    def one_round() -> None:
+        for run in runs:
+            if not run.done(epochs):
+                run.train_step()
+    for _ in chunks(one_round, lambda: all(run.done(epochs) for run in runs), seconds=seconds):
+        pass
 
 
 def parameter_formula(cfg: ClassifierConfig) -> dict[str, int]:

@@ -1,0 +1,193 @@
+"""Lesson 9's tools on a trained model, one on screen at a time: try it (greedy decoding step by step on the
+learner's input), its attention maps, snapshots taken during training, error analysis (core.lab.errors) and
+the vocabularies; and the live curves' charts. Each takes the session's `ui.training.Run`.
+"""
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+from core import to_numpy
+from core.lab.analysis import entropy
+from core.lab.errors import error_report
+from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError
+from core.train import predict
+from . import charts, links, panels, state
+from .i18n import current_language, md_escape, t
+from .presentation import prose
+from .training import KINDS, Run, attention_maps
+
+TOP_TOKENS = 8  # next-token bars shown
+CHART_WIDTH = 380  # two charts side by side in the wide layout
+ROLES = {PAD: "train.special_pad", BOS: "train.special_bos", EOS: "train.special_eos"}
+
+
+def curve_charts(run: Run, upto: int, lang: str) -> tuple[alt.Chart | None, alt.Chart]:
+    """The loss curve up to step `upto` (the last evaluation: between evaluations neither chart changes, so a
+    redraw leaves them as they are) and the three accuracy curves."""
+    shown = [r for r in run.trainer.history if r.step <= upto]
+    shown = shown[::max(1, len(shown) // 400)]  # at most ~400 points on the chart
+    loss = charts.lines([r.step for r in shown], {t("train.loss", lang): [r.loss for r in shown]},
+                        x_title=t("train.step", lang), y_title=t("train.loss", lang)) if shown else None
+    evals = run.evaluations
+    series = {t("train.forced_em", lang): [e.teacher_forced_exact_match for e in evals],
+              t("train.greedy_em", lang): [e.exact_match for e in evals],
+              t("train.greedy_tokens", lang): [e.token_accuracy for e in evals]}
+    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang), y_title=t("train.accuracy", lang),
+                         colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
+    accuracy = chart.mark_line(point=True, strokeWidth=2.5).encode(
+        x=alt.X("x:Q", axis=alt.Axis(title=t("train.step", lang), format="d", labelFontSize=12, titleFontSize=14)),
+        y=alt.Y("y:Q", scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(title=t("train.accuracy", lang), format="%", labelFontSize=12, titleFontSize=14)))
+    return loss, accuracy
+
+
+def learner_input(run: Run):
+    """The learner's input (a held-out example until they type) and the model's greedy answer, or None."""
+    task, model = run.trainer.task, run.trainer.model
+    example = task.examples(1, seed=state.settings().seed, split="heldout" if task.holdout > 0 else "fresh")[0][0]
+    if st.session_state.get("train_input_for") != repr(task):
+        st.session_state["train_input"], st.session_state["train_input_for"] = example, repr(task)
+    links.control(st.text_input, t("train.input"), max_chars=200, help=t("train.input_help", example=example),
+                  setting="train_input")
+    try:
+        return predict(model, task, st.session_state["train_input"])
+    except TaskInputError as error:
+        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit), icon=":material/edit:")
+        return None
+
+
+def try_model(run: Run) -> None:
+    prose(t("train.try_text"))
+    found = learner_input(run)
+    if found is None:
+        return
+    got, expected = md_escape(found.text or "∅"), md_escape(found.expected)
+    if found.text == found.expected:
+        st.success(t("train.answer_right", got=got), icon=":material/check_circle:")
+    else:  # a wrong answer is a finding about the model, not an error of the page
+        st.info(t("train.answer_wrong", got=got, expected=expected), icon=":material/cancel:")
+    decoding_steps(run.trainer.task, found)
+
+
+def decoding_steps(task, found) -> None:
+    """The decoder's input at the chosen step and its next-token probabilities."""
+    generated = task.tgt_vocab.decode(found.tokens[0].tolist())
+    probs = to_numpy(torch.softmax(found.logits[0], dim=-1))  # (k, tgt_vocab)
+    k = len(generated)
+    step = links.control(st.slider, t("train.decode_step"), 1, k, setting="train_decode_step") if k > 1 else 1
+    prefix = [BOS, *generated[:step - 1]]
+    st.markdown(t("train.decoder_input", tokens=" ".join(f"`{s.replace('`', '')}`" for s in prefix),
+                  chosen=md_escape(generated[step - 1]), p=f"{probs[step - 1].max():.4f}"))
+    top = np.argsort(-probs[step - 1])[:TOP_TOKENS]
+    labels = [task.tgt_vocab.tokens[i] for i in top]
+    st.altair_chart(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
+                                label_title=t("train.next_token"), title=t("train.next_title", step=step)),
+                    width="content")
+    if state.settings().show_numbers:
+        st.dataframe(pd.DataFrame({t("train.decoder_input_col"): [" ".join([BOS, *generated[:i]]) for i in range(k)],
+                                   t("train.next_token"): generated,
+                                   t("train.probability"): probs.max(axis=1)}), hide_index=True)
+
+
+def attention_section(run: Run) -> None:
+    st.markdown(t("train.attention_text"))
+    found = learner_input(run)
+    if found is None:
+        return
+    task, model = run.trainer.task, run.trainer.model
+    src = found.src  # (1, n_src)
+    tgt_in = torch.cat([torch.tensor([[BOS_ID]], device=src.device), found.tokens[:, :-1]], dim=1)  # (1, k)
+    maps = attention_maps(model, src, tgt_in)
+    src_labels = task.src_vocab.decode(src[0].tolist())
+    tgt_labels = task.tgt_vocab.decode(tgt_in[0].tolist())
+    lang = current_language()
+    kind_col, layer_col = st.columns(2)
+    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
+                         horizontal=True, setting="train_kind", identity=(lang,))
+    layers = maps[kind].shape[0]
+    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_layer",
+                          identity=(lang, layers)) if layers > 1 else 0
+    rows = src_labels if kind == "encoder" else tgt_labels
+    cols = tgt_labels if kind == "decoder" else src_labels
+    heads = maps[kind][layer]
+    st.altair_chart(charts.facet_heatmaps(list(heads), [t("train.head_n", h=h + 1) for h in range(len(heads))], rows,
+                                          cols, columns=min(4, len(heads)), text=panels.chart_text()), width="content")
+    st.caption(t(f"train.kind_caption.{kind}"))
+
+
+def snapshots_section(run: Run) -> None:
+    snaps = run.snapshots
+    lang = current_language()
+    kind_col, layer_col, head_col = st.columns(3)
+    kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
+                         horizontal=True, setting="train_snap_kind", identity=(lang,))
+    layers, heads = snaps[0][1][kind].shape[:2]
+    layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_snap_layer",
+                          identity=(lang, layers))
+    head = links.control(head_col.selectbox, t("train.head"), range(heads),
+                         format_func=lambda h: t("train.head_n", h=h + 1, lang=lang), setting="train_snap_head",
+                         identity=(lang, heads))
+    steps = [s for s, _ in snaps]
+    if st.session_state.get("train_snap_step") not in steps:
+        st.session_state["train_snap_step"] = steps[-1]
+    if len(steps) > 1:
+        links.control(st.select_slider, t("train.snapshot"), steps, help=t("train.snapshot_help"),
+                      setting="train_snap_step", identity=tuple(steps))
+    chosen = snaps[steps.index(st.session_state["train_snap_step"])][1][kind][layer, head]  # (n_q, n_k)
+    src, tgt_in = run.probe
+    src_labels = run.trainer.task.src_vocab.decode(src[0].tolist())
+    tgt_labels = run.trainer.task.tgt_vocab.decode(tgt_in[0].tolist())
+    rows = src_labels if kind == "encoder" else tgt_labels
+    cols = tgt_labels if kind == "decoder" else src_labels
+    weights_col, entropy_col = st.columns(2, gap="large")
+    with weights_col:
+        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=st.session_state["train_snap_step"]), key="train_snap",
+                            row_labels=rows, col_labels=cols, scale="weights", max_width=380)
+    spread = [entropy(torch.from_numpy(maps[kind][layer, head])).mean().item() for _, maps in snaps]
+    with entropy_col:
+        chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
+        st.altair_chart(chart.properties(width=CHART_WIDTH), width="content")
+        st.caption(t("train.entropy_caption", uniform=f"{np.log(chosen.shape[1]):.4f}"))
+
+
+def errors_section(run: Run) -> None:
+    task = run.trainer.task
+    tag = (run.token, run.trainer.step)
+    if st.session_state.get("train_errors_for") != tag:
+        st.session_state["train_errors"], st.session_state["train_errors_for"] = error_report(run.trainer.model, task, n=1000), tag
+    report = st.session_state["train_errors"]
+    st.markdown(t("train.errors_summary", n=report.n, em=f"{report.exact_match:.1%}",
+                  split=t(f"train.split_of.{report.split}")))
+    labels = [str(i + 1) for i in range(len(report.position_accuracy) - 1)] + [EOS]
+    pos_col, group_col = st.columns(2, gap="large")
+    with pos_col:
+        st.altair_chart(charts.bars(report.position_accuracy, labels, value_title=t("train.token_accuracy"),
+                                    label_title=t("train.position"), title=t("train.by_position")), width="content")
+    if report.groups:
+        with group_col:
+            names = list(report.groups)
+            st.altair_chart(charts.bars([report.groups[g][0] for g in names],
+                                        [t(f"train.group_of.{task.name}", g=g, n=report.groups[g][1]) for g in names],
+                                        value_title=t("train.exact_match"), title=t(f"train.by_of.{task.name}")),
+                            width="content")
+    if report.mistakes:
+        st.dataframe(pd.DataFrame(report.mistakes, columns=[t("train.col_source"), t("train.col_expected"),
+                                                            t("train.col_predicted")]), hide_index=True)
+    else:
+        st.caption(t("train.no_mistakes"))
+
+
+def vocabulary_section(run: Run) -> None:
+    task = run.trainer.task
+    for title, vocab in ((t("train.src_vocab"), task.src_vocab), (t("train.tgt_vocab"), task.tgt_vocab)):
+        kinds = [t(ROLES.get(s, "train.symbol")) for s in vocab.tokens]
+        st.markdown(f"##### {title}")
+        st.dataframe(pd.DataFrame({"id": range(len(vocab)), t("train.token"): [repr(s) if s == " " else s
+                                                                                 for s in vocab.tokens],
+                                   t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
