@@ -155,7 +155,7 @@ intro()
 edited = vectors()
 words = edited.labels
 X, S, A, C = compute(edited.values, bool(ss["sim_scale"]), settings.device)
-dim_labels = [t("sim.dim_short", k=k + 1) for k in range(X.shape[1])]
+dim_labels = [t("sim.dim_short", k=k) for k in range(X.shape[1])]  # from 0, like every lesson
 matrices(X, S, A, C, words, dim_labels)
 one_word(X, A, C, words, dim_labels)
 panels.show_code(core.similarity, core.softmax, core.contextualize)

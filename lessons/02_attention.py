@@ -65,7 +65,7 @@ def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[
 def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool) -> None:
     """The per-query view: q ⊙ k_j per dimension, the sums, the softmax. A fragment: picking another query
     reruns only this part of the page."""
-    n, head_dims = len(words), [f"d{c + 1}" for c in range(d_k)]
+    n, head_dims = len(words), [f"d{c}" for c in range(d_k)]
     st.subheader(t("qkv.neuron_header"))
     ss["qkv_query"] = ss["qkv_query"] if ss["qkv_query"] < n else 0
     i = links.control(st.selectbox, t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}",
@@ -248,7 +248,7 @@ causal = settings.mask in ("causal", "both")
 intro()
 words = inputs(d_k)
 M = compute(tuple(words), settings.d_model, d_k, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
-model_dims, head_dims = [f"d{c + 1}" for c in range(settings.d_model)], [f"d{c + 1}" for c in range(d_k)]
+model_dims, head_dims = [f"d{c}" for c in range(settings.d_model)], [f"d{c}" for c in range(d_k)]
 projections(M, words, model_dims, head_dims)
 scores(M, words, head_dims, d_k, causal)
 asymmetry(M, words)

@@ -154,8 +154,8 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
         ss["mha_head"] = 0
     i = links.control(st.selectbox, t("mha.pick_head"), list(range(h)),
                       format_func=lambda k: t("mha.head", lang, k=k + 1), width=240, setting="mha_head")
-    st.markdown(t("mha.one_head_intro", k=i + 1, lo=i * d_k + 1, hi=(i + 1) * d_k, d_k=d_k))
-    head_dims = [f"d{i * d_k + j + 1}" for j in range(d_k)]
+    st.markdown(t("mha.one_head_intro", k=i + 1, lo=i * d_k, hi=(i + 1) * d_k - 1, d_k=d_k))
+    head_dims = [f"d{i * d_k + j}" for j in range(d_k)]
     wide = d_k > 8 or n > 8
     slots = [st.container() for _ in range(3)] if wide else st.columns(3, gap="medium")
     for slot, (name, colour) in zip(slots, (("q", "Q"), ("k", "K"), ("v", "V"))):
@@ -239,7 +239,7 @@ if settings.mask in ("padding", "both"):
 R = compute(tuple(tokens), n_pad, d_model, h, settings.seed, settings.mask, settings.device)
 labels = [*tokens, *[PAD] * n_pad]
 head_names = [t("mha.head", k=k + 1) for k in range(h)]
-dims = [f"d{j + 1}" for j in range(d_model)]
+dims = [f"d{j}" for j in range(d_model)]
 steps(R, labels, dims)
 all_heads(R, labels, head_names)
 S = summary(R, head_names, len(tokens))

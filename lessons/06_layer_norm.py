@@ -167,7 +167,7 @@ def one_token(tokens: list[str], X: np.ndarray, R: dict) -> None:
 def steps(tokens: list[str], X: np.ndarray, R: dict, gamma: float, beta: float) -> None:
     """X, X minus its mean, then each style's x̂ and γ x̂ + β side by side."""
     st.subheader(t("ln.steps_header"))
-    dims = [f"d{k + 1}" for k in range(X.shape[1])]
+    dims = [f"d{k}" for k in range(X.shape[1])]
     left, right = st.columns(2, gap="large")
     with left:
         panels.matrix_panel(X, title=t("ln.X_title"), key="ln_X", row_labels=tokens, col_labels=dims, max_width=300)
@@ -216,7 +216,7 @@ def batch_axis(tokens: list[str], X: np.ndarray, R: dict) -> None:
     """Layer norm normalizes each row; batch norm would normalize each column."""
     st.subheader(t("ln.batch_header"))
     prose(t("ln.batch_text"))
-    dims = [f"d{k + 1}" for k in range(X.shape[1])]
+    dims = [f"d{k}" for k in range(X.shape[1])]
     across_tokens = traced_layer_norm(X.T, "torch", 1.0, 0.0, settings.device)["normalized"].T  # (n, d), per column
     layer_col, batch_col = st.columns(2, gap="large")
     with layer_col:

@@ -273,7 +273,7 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     if widget_key not in ss or f"{key}_base" not in ss:
         ss[f"{key}_base"] = table
     config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=LABEL_MAX_CHARS)}
-    config.update({c: st.column_config.NumberColumn(column_title(k + 1), required=True)
+    config.update({c: st.column_config.NumberColumn(column_title(k), required=True)
                    for k, c in enumerate(columns)})
     edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,
                             column_config=config, width="content", alt=alt_text)
