@@ -127,3 +127,27 @@ def decode_steps(model: nn.Module, src: torch.Tensor, max_new_tokens: int, bos_i
             break
     logits = torch.stack(logits_seen, dim=1)  # (batch, k, V)
     return DecodeTrace(prefix[:, 1:], logits, torch.softmax(logits, dim=-1), torch.stack(after_seen, dim=1))
+
+
+def sequence_log_prob(trace: DecodeTrace, row: int = 0) -> float:
+    """log P of what row `row` of a trace chose: the sum over its steps of the model's log-probability (T = 1)
+    of the chosen token, whatever the strategy drew from (how greedy, sampling and beam search are compared)."""
+    log_p = torch.log_softmax(trace.logits[row].double(), dim=-1)  # (k, V)
+    return float(log_p.gather(-1, trace.tokens[row][:, None]).sum())
+
+
+def filter_stages(z: torch.Tensor, temperature: float, top_k: int, top_p: float, generator: torch.Generator,
+                  n_draws: int) -> dict:
+    """One distribution's logits z (V,) through each filter in turn, as a decoding lesson shows them.
+
+    Returns {"P": {stage: probabilities (V,)}, "kept": {stage: bool (V,)}, "counts": (V,) of n_draws draws from
+    the final distribution}; the stages are "model" (z), "temp" (z / T), "topk", "topp" (each on z / T) and
+    "all" (filter_logits: T, then top-k, then top-p). top_k >= V means no top-k filter."""
+    V = len(z)
+    zT = apply_temperature(z, temperature)  # (V,)
+    stages = {"model": z, "temp": zT, "topk": top_k_filter(zT, top_k), "topp": top_p_filter(zT, top_p),
+              "all": filter_logits(z, temperature, top_k if top_k < V else None, top_p)}  # each (V,), -inf removed
+    draws = sample(stages["all"], generator, n_draws)  # (n_draws,)
+    return {"P": {name: torch.softmax(v, dim=-1).double().cpu().numpy() for name, v in stages.items()},
+            "kept": {name: torch.isfinite(v).cpu().numpy() for name, v in stages.items()},
+            "counts": torch.bincount(draws, minlength=V).cpu().numpy()}  # counts: (V,)
