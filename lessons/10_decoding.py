@@ -26,7 +26,7 @@ from core.sampling import (
 )
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
 from ui import charts, links, models, panels, parts, scenes, state
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
@@ -54,12 +54,6 @@ def reset_toy() -> None:
 
 def move_step(delta: int, n_steps: int) -> None:
     ss["dec_step"] = min(max(1, ss["dec_step"] + delta), n_steps)
-
-
-def num(value: float, places: int = 4) -> str:
-    """A decimal number in the reader's language: 0.1234 in English, 0,1234 in Spanish."""
-    text = f"{value:.{places}f}"
-    return text.replace(".", ",") if lang == "es" else text
 
 
 def word_list(labels: list[str], mask: np.ndarray) -> str:
@@ -292,12 +286,14 @@ def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
     gain = best.log_prob - outputs["greedy"][1]
     sampled_texts = Counter(task.decode_target(row) for row in runs["many"].tokens.tolist())
     top_p_model = greedy.before[0].max(dim=-1).values  # (k,)
-    st.markdown(t("dec.compare_text", mean=num(float(top_p_model.mean())), low=num(float(top_p_model.min())),
-                  k=greedy.tokens.shape[1], same=num(float(path_probs.prod())), n=N_SAMPLES,
+    st.markdown(t("dec.compare_text", mean=number(float(top_p_model.mean()), ".4f"),
+                  low=number(float(top_p_model.min()), ".4f"),
+                  k=greedy.tokens.shape[1], same=number(float(path_probs.prod()), ".4f"), n=N_SAMPLES,
                   right=sampled_texts[expected], distinct=len(sampled_texts), seed=seed,
-                  beam_gain=num(gain if abs(gain) >= 5e-5 else 0.0)))
+                  beam_gain=number(gain if abs(gain) >= 5e-5 else 0.0, ".4f")))
     if gain >= 5e-5:  # beam search found a more probable whole answer than greedy's
-        st.success(t("dec.beam_wins", gain=num(gain), ratio=num(math.exp(gain), 2)), icon=":material/account_tree:")
+        st.success(t("dec.beam_wins", gain=number(gain, ".4f"), ratio=number(math.exp(gain), ".2f")),
+                   icon=":material/account_tree:")
     else:
         st.info(t("dec.beam_ties"), icon=":material/account_tree:")
     if settings.show_numbers:

@@ -135,11 +135,6 @@ def inputs() -> tuple[str, str]:
     return ss["real_valid"]
 
 
-def decimal(value: float) -> str:
-    """Two decimals in the reader's language (a decimal comma in Spanish)."""
-    return f"{value:.2f}".replace(".", "," if settings.lang == "es" else ".")
-
-
 def token_table(R: dict) -> None:
     """Every WordPiece token with its id, type and word."""
     tokens, n = R["tokens"], len(R["tokens"])
@@ -150,7 +145,7 @@ def token_table(R: dict) -> None:
             t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
     st.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(n)]).T, key="real_tokens")
     counts = probing.pieces_per_word(tokens, R["words"], R["types"])
-    st.markdown(" ".join(t("real.pieces", sentence="AB"[k], words=w, pieces=p, ratio=decimal(p / w))
+    st.markdown(" ".join(t("real.pieces", sentence="AB"[k], words=w, pieces=p, ratio=p / w)
                          for k, (w, p) in enumerate(counts)))
     unknown = sum(tok == "[UNK]" for tok in tokens)
     if unknown:
