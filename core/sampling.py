@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .decoding import next_token_logits
+from .decoding import beam_search, next_token_logits
+from .tasks import BOS_ID, EOS_ID, PAD_ID
 
 
 def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -151,3 +152,22 @@ def filter_stages(z: torch.Tensor, temperature: float, top_k: int, top_p: float,
     return {"P": {name: torch.softmax(v, dim=-1).double().cpu().numpy() for name, v in stages.items()},
             "kept": {name: torch.isfinite(v).cpu().numpy() for name, v in stages.items()},
             "counts": torch.bincount(draws, minlength=V).cpu().numpy()}  # counts: (V,)
+
+
+def decode_strategies(model: nn.Module, src: torch.Tensor, max_new_tokens: int, strategy: dict, width: int,
+                      alpha: float, seed: int, n_samples: int) -> dict:
+    """One source `src` (1, n_src) decoded every way a decoding lesson compares, in eval mode (the model's mode
+    is given back): {"greedy": DecodeTrace, "sampling": one seeded sample, "many": `n_samples` seeded samples
+    (one batch), "beam": BeamResult of width `width` and length penalty `alpha`}. `strategy` holds
+    decode_steps' temperature, top_k and top_p; BOS, EOS and PAD are core.tasks' ids."""
+    was_training = model.training
+    model.eval()
+    try:
+        return {"greedy": decode_steps(model, src, max_new_tokens, BOS_ID, EOS_ID, PAD_ID, greedy=True),
+                "sampling": decode_steps(model, src, max_new_tokens, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                                         generator=torch.Generator().manual_seed(seed)),
+                "many": decode_steps(model, src.expand(n_samples, -1), max_new_tokens, BOS_ID, EOS_ID, PAD_ID,
+                                     **strategy, generator=torch.Generator().manual_seed(seed)),
+                "beam": beam_search(model, src, width, max_new_tokens, BOS_ID, EOS_ID, alpha)}
+    finally:
+        model.train(was_training)

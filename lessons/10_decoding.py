@@ -17,6 +17,7 @@ from core.decoding import beam_paths, beam_search, next_token_logits
 from core.sampling import (
     apply_temperature,
     decode_steps,
+    decode_strategies,
     filter_logits,
     filter_stages,
     sample,
@@ -109,21 +110,6 @@ def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
                 'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
             out.append(f'"{source}" -> "n{s}_{i}" [{edge}];')
     return "\n".join(out + ["}"])
-
-
-def decode_all(model, src: torch.Tensor, steps: int, strategy: dict, width: int, alpha: float, seed: int) -> dict:
-    """Greedy, one seeded sample, N_SAMPLES seeded samples and beam search of `src` (1, n_src), in eval mode."""
-    was_training = model.training
-    model.eval()  # shipped models already are; a model being trained here gets its mode back below
-    try:
-        return {"greedy": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, greedy=True),
-                "sampling": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                                         generator=torch.Generator().manual_seed(seed)),
-                "many": decode_steps(model, src.expand(N_SAMPLES, -1), steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                                     generator=torch.Generator().manual_seed(seed)),
-                "beam": beam_search(model, src, width, steps, BOS_ID, EOS_ID, alpha)}
-    finally:
-        model.train(was_training)
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -318,8 +304,8 @@ def model_part() -> None:
     st.markdown(t("dec.expected", source=md_escape(text), expected=md_escape(expected)))
     strategy = strategy_controls(len(task.tgt_vocab.tokens))
     seed = int(ss["dec_m_seed"])
-    runs = decode_all(model, src.to(next(model.parameters()).device), task.max_tgt_len + 1, strategy,
-                      int(ss["dec_width"]), float(ss["dec_alpha"]), seed)
+    runs = decode_strategies(model, src.to(next(model.parameters()).device), task.max_tgt_len + 1, strategy,
+                             int(ss["dec_width"]), float(ss["dec_alpha"]), seed, N_SAMPLES)
     compare(runs, task, expected, strategy, seed)
     step_through(runs, task, expected)
     panels.show_code(*TOY_CODE, next_token_logits, decode_steps, beam_search)

@@ -22,8 +22,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.checkpoints import load_checkpoint
 from core.decoding import beam_paths, beam_search, greedy_decode, next_token_logits
-from core.sampling import (apply_temperature, decode_steps, filter_logits, filter_stages, sample, sequence_log_prob,
-                           top_k_filter, top_p_filter)
+from core.sampling import (apply_temperature, decode_steps, decode_strategies, filter_logits, filter_stages, sample,
+                           sequence_log_prob, top_k_filter, top_p_filter)
 from core.tasks import BOS_ID, EOS_ID, PAD_ID
 from core.train import CHECKPOINT_DIR
 from ui import charts
@@ -482,3 +482,16 @@ def test_sequence_log_prob_and_beam_paths_against_teacher_forcing(ckpt):
     assert {tuple(h.tokens) for h in beam.hypotheses if h.finished} <= finished
     for h in beam.hypotheses:
         assert h.log_prob == pytest.approx(teacher_forced(model, src, h.tokens)[1], abs=1e-4)
+
+
+def test_decode_strategies_are_the_single_strategies(ckpt):
+    model, task = ckpt["copy"].model, ckpt["copy"].task
+    src = task.encode_source(task.examples(1)[0][0])
+    steps, strategy = task.max_tgt_len + 1, {"temperature": 1.5, "top_k": None, "top_p": 0.9}
+    runs = decode_strategies(model, src, steps, strategy, 2, 0.0, seed=3, n_samples=4)
+    assert runs["greedy"].tokens[0].tolist() == greedy_decode(model, src, steps, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
+    again = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                         generator=torch.Generator().manual_seed(3))
+    assert torch.equal(runs["sampling"].tokens, again.tokens) and runs["many"].tokens.shape[0] == 4
+    assert runs["beam"].hypotheses == beam_search(model, src, 2, steps, BOS_ID, EOS_ID).hypotheses
+    assert not model.training
