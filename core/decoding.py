@@ -121,3 +121,14 @@ def beam_search(model: nn.Module, src: torch.Tensor, width: int, max_new_tokens:
             break
     done += [_hypothesis(prefix[i, 1:], float(log_prob[i]), False, alpha) for i in range(prefix.shape[0])]
     return BeamResult(sorted(done, key=lambda h: -h.score), steps)
+
+
+def beam_paths(beam: BeamResult) -> list[dict[int, list[int]]]:
+    """For every step of a beam search, {candidate index: its tokens without BOS} of the kept candidates
+    (the prefixes that go on, finished ones included), read off the tree's parent links."""
+    paths, previous = [], {-1: []}
+    for step in beam.steps:
+        kept = {i: previous[int(step.parent[i])] + [int(step.token[i])] for i in range(int(step.kept.sum()))}
+        paths.append(kept)
+        previous = kept
+    return paths

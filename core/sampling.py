@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .decoding import next_token_logits
+from .decoding import beam_search, next_token_logits
+from .tasks import BOS_ID, EOS_ID, PAD_ID
 
 
 def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -127,3 +128,46 @@ def decode_steps(model: nn.Module, src: torch.Tensor, max_new_tokens: int, bos_i
             break
     logits = torch.stack(logits_seen, dim=1)  # (batch, k, V)
     return DecodeTrace(prefix[:, 1:], logits, torch.softmax(logits, dim=-1), torch.stack(after_seen, dim=1))
+
+
+def sequence_log_prob(trace: DecodeTrace, row: int = 0) -> float:
+    """log P of what row `row` of a trace chose: the sum over its steps of the model's log-probability (T = 1)
+    of the chosen token, whatever the strategy drew from (how greedy, sampling and beam search are compared)."""
+    log_p = torch.log_softmax(trace.logits[row].double(), dim=-1)  # (k, V)
+    return float(log_p.gather(-1, trace.tokens[row][:, None]).sum())
+
+
+def filter_stages(z: torch.Tensor, temperature: float, top_k: int, top_p: float, generator: torch.Generator,
+                  n_draws: int) -> dict:
+    """One distribution's logits z (V,) through each filter in turn, as a decoding lesson shows them.
+
+    Returns {"P": {stage: probabilities (V,)}, "kept": {stage: bool (V,)}, "counts": (V,) of n_draws draws from
+    the final distribution}; the stages are "model" (z), "temp" (z / T), "topk", "topp" (each on z / T) and
+    "all" (filter_logits: T, then top-k, then top-p). top_k >= V means no top-k filter."""
+    V = len(z)
+    zT = apply_temperature(z, temperature)  # (V,)
+    stages = {"model": z, "temp": zT, "topk": top_k_filter(zT, top_k), "topp": top_p_filter(zT, top_p),
+              "all": filter_logits(z, temperature, top_k if top_k < V else None, top_p)}  # each (V,), -inf removed
+    draws = sample(stages["all"], generator, n_draws)  # (n_draws,)
+    return {"P": {name: torch.softmax(v, dim=-1).double().cpu().numpy() for name, v in stages.items()},
+            "kept": {name: torch.isfinite(v).cpu().numpy() for name, v in stages.items()},
+            "counts": torch.bincount(draws, minlength=V).cpu().numpy()}  # counts: (V,)
+
+
+def decode_strategies(model: nn.Module, src: torch.Tensor, max_new_tokens: int, strategy: dict, width: int,
+                      alpha: float, seed: int, n_samples: int) -> dict:
+    """One source `src` (1, n_src) decoded every way a decoding lesson compares, in eval mode (the model's mode
+    is given back): {"greedy": DecodeTrace, "sampling": one seeded sample, "many": `n_samples` seeded samples
+    (one batch), "beam": BeamResult of width `width` and length penalty `alpha`}. `strategy` holds
+    decode_steps' temperature, top_k and top_p; BOS, EOS and PAD are core.tasks' ids."""
+    was_training = model.training
+    model.eval()
+    try:
+        return {"greedy": decode_steps(model, src, max_new_tokens, BOS_ID, EOS_ID, PAD_ID, greedy=True),
+                "sampling": decode_steps(model, src, max_new_tokens, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                                         generator=torch.Generator().manual_seed(seed)),
+                "many": decode_steps(model, src.expand(n_samples, -1), max_new_tokens, BOS_ID, EOS_ID, PAD_ID,
+                                     **strategy, generator=torch.Generator().manual_seed(seed)),
+                "beam": beam_search(model, src, width, max_new_tokens, BOS_ID, EOS_ID, alpha)}
+    finally:
+        model.train(was_training)

@@ -10,7 +10,8 @@ import streamlit as st
 import torch
 
 import core
-from core.lab.analysis import toy_embeddings
+from core.lab import blocks
+from core.lab.blocks import GPT2
 from core.layers import ACTIVATION
 from ui import charts, links, panels, parts, scenes, state, tokens
 from ui.i18n import current_language, md_escape, t
@@ -20,132 +21,14 @@ MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show the
 MAX_LAYERS = 12
 TARGET_DEFAULT = "el tiempo vuela como una flecha"  # the decoder's side: a translation of the shared sentence
 TARGET_MAX_CHARS = 300
-GPT2 = {"vocab": 50257, "context": 1024, "d_model": 768, "heads": 12, "layers": 12, "d_ff": 3072, "dropout": 0.1}
-GPT2_SHAPE = (2, 4, 768)  # (batch, tokens, d_model)
 ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
-GPT2_LABELS = ("blocks.gpt2_vocab", "blocks.gpt2_context", "blocks.gpt2_d_model", "blocks.gpt2_heads",
-               "blocks.gpt2_layers", "blocks.gpt2_d_ff", "blocks.gpt2_dropout")  # in GPT2's order
-KIND = {"encoder": "blocks.kind_encoder", "decoder": "blocks.kind_decoder"}
-HIDDEN_CAPTION = {"relu": "blocks.hidden_caption_relu", "gelu": "blocks.hidden_caption_gelu"}
-SUBLAYER = {("encoder", "self_attn"): "blocks.sub_encoder_self_attn", ("encoder", "ff"): "blocks.sub_encoder_ff",
-            ("decoder", "self_attn"): "blocks.sub_decoder_self_attn",
-            ("decoder", "cross_attn"): "blocks.sub_decoder_cross_attn", ("decoder", "ff"): "blocks.sub_decoder_ff"}
-FAMILIES = (("blocks.fam_enc_name", "blocks.fam_enc_attn", "blocks.fam_enc_use"),  # (name, attention, use)
-            ("blocks.fam_dec_name", "blocks.fam_dec_attn", "blocks.fam_dec_use"),
-            ("blocks.fam_encdec_name", "blocks.fam_encdec_attn", "blocks.fam_encdec_use"))
-GPT2_FORMULA = {"norm": "2 · {d}", "self_attn": "4 · {d}²", "ff": "2 · {d} · {f} + {f} + {d}"}  # this block's sizes
+FAMILIES = ("enc", "dec", "encdec")  # blocks.fam_<family>_name, _attn, _use
 
 
-def seeded(factory, seed: int, device: str) -> torch.nn.Module:
-    """A module with core.init_parameters' weights for `seed`, in eval mode. The constructor's own random
-    draws happen inside fork_rng, so the global random state is left as it was."""
-    with torch.random.fork_rng(devices=[]):
-        module = factory()
-    return core.init_parameters(module, seed).to(device).eval()
-
-
-def numpy(x: torch.Tensor) -> np.ndarray:
-    return x.detach().cpu().double().numpy()
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def ffn_stages(words: tuple, d_model: int, d_ff: int, activation: str, seed: int, device: str):
-    """X, X W1 + b1, activation(X W1 + b1), FFN(X) for the toy embeddings of `words`, and the FFN's size."""
-    ff = seeded(lambda: core.FeedForward(d_model, d_ff, 0.0, activation), seed, device)
-    x = toy_embeddings(list(words), d_model, seed).to(device)  # (n, d_model)
-    with torch.no_grad():
-        out, cache = core.hooks.trace(ff, lambda: ff(x))  # (n, d_model)
-        pre = ff.linear1(x)  # (n, d_ff)
-    stages = [numpy(m) for m in (x, pre, cache["hook_hidden"], out)]
-    return stages, sum(p.numel() for p in ff.parameters())
-
-
-def apply_dropout(x: torch.Tensor, p: float, training: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """nn.Dropout(p) on x with the random draws fixed by `seed`; returns (output, kept: True where kept)."""
-    dropout = torch.nn.Dropout(p).train(training)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        out = dropout(x)  # (n, d): zeros where dropped, x / (1 - p) elsewhere (train); x itself (eval)
-        torch.manual_seed(seed)  # the same draws again, on ones: the keep mask itself
-        kept = dropout(torch.ones_like(x)) != 0  # (n, d)
-    return out, kept
-
-
-def without_residual(layer: core.EncoderLayer, x: torch.Tensor) -> torch.Tensor:
-    """An encoder layer's two sub-layers with the residual additions taken out (this page's experiment).
-
-    Pre-norm: Sublayer(LayerNorm(x)) instead of x + Sublayer(LayerNorm(x)); post-norm: LayerNorm(Sublayer(x))."""
-    if layer.norm_first:
-        h = layer.norm_self_attn(x)  # (batch, n, d_model)
-        x = layer.self_attn(h, h, h)  # (batch, n, d_model)
-        return layer.ff(layer.norm_ff(x))  # (batch, n, d_model)
-    x = layer.norm_self_attn(layer.self_attn(x, x, x))  # (batch, n, d_model)
-    return layer.norm_ff(layer.ff(x))  # (batch, n, d_model)
-
-
-def stream_stats(x: torch.Tensor) -> tuple[float, float]:
-    """Mean token norm ||x_i|| and mean cosine similarity between different tokens of x (1, n, d)."""
-    norms = x[0].norm(dim=-1)  # (n,)
-    unit = x[0] / norms[:, None].clamp(min=1e-12)  # (n, d)
-    cos = unit @ unit.T  # (n, n)
-    n = x.shape[1]
-    pairs = float((cos.sum() - cos.diagonal().sum()) / (n * (n - 1))) if n > 1 else float("nan")
-    return float(norms.mean()), pairs
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def residual_experiment(words: tuple, d_model, heads, d_ff, activation, norm_first, n_layers, seed, device):
-    """Norm and token similarity of the stream after each of `n_layers` encoder layers (layer i seeded with
-    seed + i), with and without the residual additions. Index 0 is the input."""
-    x = toy_embeddings(list(words), d_model, seed)[None].to(device)  # (1, n, d_model)
-    streams, stats = {"with": x, "without": x}, {"with": [stream_stats(x)], "without": [stream_stats(x)]}
-    with torch.no_grad():
-        for i in range(n_layers):
-            layer = seeded(lambda: core.EncoderLayer(d_model, heads, d_ff, 0.0, norm_first, activation), seed + i,
-                           device)
-            streams = {"with": layer(streams["with"]), "without": without_residual(layer, streams["without"])}
-            for name, stream in streams.items():
-                stats[name].append(stream_stats(stream))
-    return stats
-
-
-def sublayers(layer: torch.nn.Module) -> list[tuple[str, str, str]]:
-    """(LayerNorm, sub-layer, hook after the residual) for every residual sub-layer of `layer`, in order."""
-    norms = [name for name, child in layer.named_children() if isinstance(child, core.LayerNorm)]
-    after = [h for h in ("hook_resid_mid", "hook_resid_cross", "hook_out") if getattr(layer, h, None) is not None]
-    return [(norm, norm.removeprefix("norm_"), hook) for norm, hook in zip(norms, after, strict=True)]
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def trace_layers(src: tuple, tgt: tuple, d_model, heads, d_ff, activation, norm_first, seed, device):
-    """Every hook tensor of an encoder layer on `src` and of a decoder layer on `tgt` whose memory is the
-    encoder layer's output; plus each layer's residual sub-layers."""
-    enc = seeded(lambda: core.EncoderLayer(d_model, heads, d_ff, 0.1, norm_first, activation), seed, device)
-    dec = seeded(lambda: core.DecoderLayer(d_model, heads, d_ff, 0.1, norm_first, activation), seed + 1, device)
-    x = toy_embeddings(list(src), d_model, seed)[None].to(device)  # (1, n_src, d_model)
-    y = toy_embeddings(list(tgt), d_model, seed)[None].to(device)  # (1, n_tgt, d_model)
-    causal = core.causal_mask(len(tgt), device)[None, None]  # (1, 1, n_tgt, n_tgt)
-    with torch.no_grad():
-        memory, enc_cache = core.hooks.trace(enc, lambda: enc(x))  # (1, n_src, d_model)
-        _, dec_cache = core.hooks.trace(dec, lambda: dec(y, memory, None, causal))  # (1, n_tgt, d_model)
-    encoder = {"input": numpy(x)} | {k: numpy(v) for k, v in enc_cache.items()}
-    decoder = {"input": numpy(y), "memory": numpy(memory)} | {k: numpy(v) for k, v in dec_cache.items()}
-    return {"encoder": (encoder, sublayers(enc)), "decoder": (decoder, sublayers(dec))}
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def gpt2_block(seed: int, device: str):
-    """A GPT-2-small-sized block on a seeded (2, 4, 768) input, eval mode, causal mask.
-
-    Returns (input shape, output shape, {child module: parameter count})."""
-    block = seeded(lambda: core.DecoderLayer(GPT2["d_model"], GPT2["heads"], GPT2["d_ff"], dropout=GPT2["dropout"],
-                                             norm_first=True, activation="gelu", norm_style="torch", bias=False,
-                                             cross_attention=False), seed, device)
-    x = torch.randn(*GPT2_SHAPE, generator=torch.Generator().manual_seed(seed)).to(device)  # (2, 4, 768)
-    with torch.no_grad():
-        y = block(x, tgt_mask=core.causal_mask(GPT2_SHAPE[1], device)[None, None])  # (2, 4, 768)
-    counts = {name: sum(p.numel() for p in child.parameters()) for name, child in block.named_children()}
-    return tuple(x.shape), tuple(y.shape), {name: n for name, n in counts.items() if n}
+ffn_stages = st.cache_data(max_entries=32, show_spinner=False)(blocks.ffn_stages)
+residual_experiment = st.cache_data(max_entries=32, show_spinner=False)(blocks.residual_experiment)
+trace_layers = st.cache_data(max_entries=16, show_spinner=False)(blocks.trace_layers)
+gpt2_block = st.cache_data(max_entries=4, show_spinner=False)(blocks.gpt2_block)
 
 
 def layer_lines(layers: list[int], series: dict, y_title: str, title: str):
@@ -163,22 +46,13 @@ def big(n: int) -> str:
 
 def hook_text(name: str) -> str:
     """What a traced tensor is, from its name: 'norm_ff.hook_std' -> the description of norm.hook_std."""
-    parent, _, leaf = name.rpartition(".")
-    leaf = leaf.removeprefix("hook_")
-    if parent == "cross_attn" and leaf in ("q", "k", "v"):
-        return t("blocks.hook." + f"cross_{leaf}")
-    group = "norm" if parent.startswith("norm") else "attn" if parent.endswith("attn") else parent or "layer"
-    return t("blocks.hook." + f"{group}_{leaf}")
-
-
-def first_columns(matrix: np.ndarray) -> tuple[np.ndarray, int]:
-    """At most MAX_CELLS cells: the first columns of a (rows, cols) matrix, and how many there were."""
-    keep = max(1, min(matrix.shape[1], MAX_CELLS // max(1, matrix.shape[0])))
-    return matrix[:, :keep], matrix.shape[1]
+    return t("blocks.hook." + blocks.hook_kind(name))
 
 
 def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
-    shown, total = first_columns(matrix)
+    """A matrix panel of at most MAX_CELLS cells: a wide matrix shows its first columns and says so."""
+    total = matrix.shape[1]
+    shown = matrix[:, :max(1, min(total, MAX_CELLS // max(1, matrix.shape[0])))]
     cols = list(range(total)) if cols is None else cols
     if shown.shape[1] < total:
         caption = (caption + " " + t("blocks.sliced", shown=shown.shape[1], total=total)).strip()
@@ -238,11 +112,11 @@ def ffn(stages: list[np.ndarray], ff_params: int, d_ff: int, activation: str, ze
     st.latex(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \quad W_1 \in \mathbb{R}^{d_{model} \times d_{ff}},"
              r"\ W_2 \in \mathbb{R}^{d_{ff} \times d_{model}}")
     st.latex(r"\mathrm{ReLU}(z) = \max(0, z), \qquad \mathrm{GELU}(z) = z\,\Phi(z)")
-    z = torch.linspace(-4, 4, 161)
-    curves = {ACT_NAME[name]: numpy(module()(z)) for name, module in ACTIVATION.items()}
+    z = torch.linspace(-4, 4, 161)  # (161,)
+    curves = {ACT_NAME[name]: core.to_numpy(module()(z)) for name, module in ACTIVATION.items()}  # each (161,)
     curve_col, size_col = st.columns([2, 1], gap="large")
     with curve_col:
-        st.altair_chart(charts.lines(numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
+        st.altair_chart(charts.lines(core.to_numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
                                      title=t("blocks.curves_title")), width="content")
     with size_col:
         st.markdown(t("blocks.ffn_size", d=d, d_ff=d_ff, params=big(ff_params), weights=big(2 * d * d_ff),
@@ -254,7 +128,8 @@ def ffn(stages: list[np.ndarray], ff_params: int, d_ff: int, activation: str, ze
     narrow = max(200, 900 * min(d, cap) // min(d_ff, cap))  # d_model-wide panels drawn narrower than d_ff-wide ones
     titles = ((t("blocks.X_title"), "blk_X", t("blocks.X_caption")),
               (t("blocks.pre_title"), "blk_pre", t("blocks.pre_caption", d_ff=d_ff)),
-              (t("blocks.hidden_title", act=ACT_NAME[activation]), "blk_hidden", t(HIDDEN_CAPTION[activation])),
+              (t("blocks.hidden_title", act=ACT_NAME[activation]), "blk_hidden",
+               t(f"blocks.hidden_caption_{activation}")),
               (t("blocks.out_title"), "blk_ffn_out", t("blocks.out_caption")))
     for matrix, (title, key, caption) in zip(stages, titles):
         panel(matrix, title, key, words, caption=caption, width=900 if matrix.shape[1] == d_ff else narrow)
@@ -274,7 +149,9 @@ def dropout(Y: np.ndarray) -> None:
         links.control(st.toggle, t("blocks.train_mode"), help=t("blocks.train_help"), setting="blk_train")
         st.button(t("blocks.redraw"), on_click=lambda: ss.update(blk_draw=ss["blk_draw"] + 1), icon=":material/casino:")
     p, training = float(ss["blk_dropout"]), bool(ss["blk_train"])
-    dropped, kept = (numpy(m) for m in apply_dropout(torch.tensor(Y), p, training, seed + int(ss["blk_draw"])))
+    draw = seed + int(ss["blk_draw"])
+    st.caption(t("common.cpu_only"))  # the draws come from torch's CPU generator, so the mask is the same anywhere
+    dropped, kept = (core.to_numpy(m) for m in blocks.apply_dropout(torch.tensor(Y), p, training, draw))  # (n, d)
     if training:
         survivors = kept.astype(bool)
         st.markdown(t("blocks.dropout_stats", zeroed=int((~survivors).sum()), total=kept.size,
@@ -345,7 +222,7 @@ def sublayer_tables(traced: dict) -> None:
     """Each layer's residual sub-layers: the LayerNorm before and the hook after."""
     for kind, (_, rows) in traced.items():
         st.markdown(t(f"blocks.{kind}_sublayers", n=len(rows)))
-        table = pd.DataFrame([{t("blocks.col_sublayer"): t(SUBLAYER[kind, sub]), t("blocks.col_norm"): norm,
+        table = pd.DataFrame([{t("blocks.col_sublayer"): t(f"blocks.sub_{kind}_{sub}"), t("blocks.col_norm"): norm,
                                t("blocks.col_after"): after} for norm, sub, after in rows])
         st.table(table.set_axis(pd.RangeIndex(1, len(table) + 1, name="#")))
 
@@ -359,7 +236,7 @@ def layers(d_ff: int, activation: str, norm_first: bool) -> None:
     traced = trace_layers(tuple(words), tuple(target), d, h, d_ff, activation, norm_first, seed, device)
     sublayer_tables(traced)
     links.control(st.radio, t("blocks.trace_kind"), ["encoder", "decoder"], horizontal=True,
-                  format_func=lambda k: t(KIND[k], lang), setting="blk_trace_kind")
+                  format_func=lambda k: t(f"blocks.kind_{k}", lang), setting="blk_trace_kind")
     kind = ss["blk_trace_kind"]
     tensors = traced[kind][0]
     st.dataframe(pd.DataFrame({t("blocks.col_name"): list(tensors),
@@ -380,10 +257,9 @@ def layers(d_ff: int, activation: str, norm_first: bool) -> None:
         with head_col:
             links.control(st.selectbox, t("blocks.head"), list(range(h)), setting="blk_head", identity=(h,))
         matrix = matrix[int(ss["blk_head"])]
-    src_side = kind == "encoder" or name in ("memory", "cross_attn.hook_k", "cross_attn.hook_v")
-    is_scores = name.rsplit(".", 1)[-1] in ("hook_scores", "hook_masked_scores", "hook_weights")
-    cols = (words if kind == "encoder" or name.startswith("cross_attn") else target) if is_scores else None
-    panel(matrix, f"{t(KIND[kind])}: {name}", "blk_traced", words if src_side else target, cols,
+    side = {"src": words, "tgt": target, None: None}
+    rows, cols = (side[axis] for axis in blocks.tensor_axes(kind, name))
+    panel(matrix, f"{t(f'blocks.kind_{kind}')}: {name}", "blk_traced", rows, cols,
           scale="weights" if name.endswith("hook_weights") else None, caption=hook_text(name))
 
 
@@ -396,25 +272,23 @@ def gpt2() -> None:
     config_col, build_col = st.columns(2, gap="large")
     with config_col:
         st.table(pd.DataFrame({t("blocks.col_value"): [big(v) if isinstance(v, int) else str(v) for v in GPT2.values()]},
-                              index=pd.Index([t(key) for key in GPT2_LABELS], name=t("blocks.col_setting"))))
+                              index=pd.Index([t(f"blocks.gpt2_{key}") for key in GPT2], name=t("blocks.col_setting"))))
     with build_col:
-        formulas = [GPT2_FORMULA["norm" if name.startswith("norm") else name].format(d=GPT2["d_model"], f=GPT2["d_ff"])
-                    for name in counts]
         st.table(pd.DataFrame({t("blocks.col_params"): [big(n) for n in [*counts.values(), sum(counts.values())]],
-                               t("blocks.col_formula"): [*formulas, ""]},
+                               t("blocks.col_formula"): [*blocks.gpt2_formulas(list(counts)), ""]},
                               index=pd.Index([*counts, t("blocks.total")], name=t("blocks.col_module"))))
     st.markdown(t("blocks.gpt2_shapes", x=str(gx), y=str(gy), params=big(sum(counts.values()))))
     st.caption(t("blocks.gpt2_note", blocks=big(GPT2["layers"] * sum(counts.values()))))
     st.subheader(t("blocks.families_header"))
-    st.table(pd.DataFrame({t("blocks.fam_col_attn"): [t(attn) for _, attn, _ in FAMILIES],
-                           t("blocks.fam_col_use"): [t(use) for _, _, use in FAMILIES]},
-                          index=pd.Index([t(name) for name, _, _ in FAMILIES], name=t("blocks.fam_col_name"))))
+    st.table(pd.DataFrame({t(f"blocks.fam_col_{col}"): [t(f"blocks.fam_{f}_{col}") for f in FAMILIES]
+                           for col in ("attn", "use")},
+                          index=pd.Index([t(f"blocks.fam_{f}_name") for f in FAMILIES], name=t("blocks.fam_col_name"))))
 
 
 def closing(activation: str, zero: float, d_ff: int) -> None:
     """The code, and what to notice (the residual stack's numbers are under its charts, in part 3)."""
-    panels.show_code(core.FeedForward, core.layers._Block, core.EncoderLayer, core.DecoderLayer, apply_dropout,
-                     without_residual)
+    panels.show_code(core.FeedForward, core.layers._Block, core.EncoderLayer, core.DecoderLayer, blocks.apply_dropout,
+                     blocks.without_residual)
     st.subheader(t("blocks.notice_header"))
     st.markdown(t("blocks.notice_ffn", act=ACT_NAME[activation], zero=f"{zero:.1%}", d=d, d_ff=d_ff))
     st.markdown(t("blocks.notice_points"))

@@ -4,6 +4,8 @@ A diagram with live shapes, an exact parameter count read off the real model (we
 core.lab.costs, so nothing is allocated), the weight-only formulas beside it, the multiply-adds and memory of one
 layer as the sequence grows, the RNN comparison and the published model sizes.
 """
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -17,6 +19,7 @@ from ui.presentation import prose
 LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
 COURSE = {"d_model": 512, "heads": 8, "d_ff": 2048, "layers": 6}
 PAPER_VOCAB = 37_000  # the 2017 paper: "a shared source-target vocabulary of about 37000 tokens" (WMT en-de)
+PAPER_ROWS = ((65, 512, 8, 2048, 6), (213, 1024, 16, 4096, 6))  # Table 3: (M parameters, d_model, h, d_ff, N)
 SIZES = (("arch.size_original", "2017", "6 + 6", "65 M"), ("arch.size_bert", "2018", "12", "110 M"),
          ("arch.size_gpt2", "2019", "48", "1.5 B"), ("arch.size_t5", "2020", "12 + 12", "220 M"),
          ("arch.size_gpt3", "2020", "96", "175 B"))
@@ -29,6 +32,9 @@ def breakdown(src_vocab: int, tgt_vocab: int, d_model: int, heads: int, layers: 
     cfg = core.ModelConfig(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d_model, n_heads=heads,
                            n_layers=layers, d_ff=d_ff, norm_first=norm_first)
     return costs.parameter_breakdown(cfg)
+
+
+saved_bytes = st.cache_data(max_entries=16, show_spinner=False)(costs.encoder_layer_saved_bytes)
 
 
 def use_course_size() -> None:
@@ -92,15 +98,6 @@ def diagram(c: dict[str, int], n: int, d: int, h: int, d_ff: int, layers: int, v
             'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=14, margin="0.14,0.05"]; '
             'edge [color="#555555"];\n' + "\n".join(nodes + clusters) + "\n" + edges
             + "\n{ rank=same; src; tgt; }\n}")
-
-
-def formula_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_norm: bool) -> dict[str, int]:
-    """The same counts by the closed-form formulas (with biases): shown beside the model's own numbers."""
-    attn, ff, norm = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
-    n_norms = 5 * layers + (2 if pre_norm else 0)
-    counts = {"embeddings": (v_src + v_tgt) * d, "attention": 3 * layers * attn, "feed_forward": 2 * layers * ff,
-             "layer_norm": n_norms * norm, "generator": v_tgt}
-    return counts | {"total": sum(counts.values())}
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -182,10 +179,8 @@ def diagram_part(c: dict[str, int]) -> None:
 
 def model_table(c: dict[str, int]) -> None:
     """The parameters per component: from the model, its share, and the formulas with and without biases."""
-    f, w = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm), costs.weight_only_layer(d, d_ff)
-    weights_only = {"embeddings": f["embeddings"], "attention": 3 * layers * w["attention"],
-                    "feed_forward": 2 * layers * w["feed_forward"], "layer_norm": f["layer_norm"], "generator": 0}
-    weights_only["total"] = sum(weights_only.values())
+    f = costs.formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm)
+    weights_only = costs.weight_only_counts(d, d_ff, layers, v_src, v_tgt, pre_norm)
     norms = "(5N + 2)" if pre_norm else "5N"
     table({t("arch.col_component"): [t(label) for _, label, _, _ in COMPONENTS],
            t("arch.col_exact"): [c[key] for key, *_ in COMPONENTS],
@@ -195,7 +190,7 @@ def model_table(c: dict[str, int]) -> None:
            t("arch.col_weights_value"): [weights_only[key] for key, *_ in COMPONENTS]},
           ("text", "int", "share", "text", "text", "int"), (190, 130, 110, 180, 130, 150), "arch_model_table")
     st.caption(t("arch.params_caption", total=num(c["total"]), mb=dec(4 * c["total"] / 2**20)))
-    if not all(f[key] == c[key] for key in f):  # the formulas describe core's model; if core changes, say so
+    if any(f[key] != c[key] for key in f):  # the formulas describe core's model; if core changes, say so
         st.warning(t("arch.formula_mismatch"))
 
 
@@ -239,8 +234,10 @@ def parameters_part(c: dict[str, int]) -> None:
                            t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
     paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
                       False)
+    (base_lo, base_hi), (big_lo, big_hi) = (costs.shared_vocab_range(*row) for row in PAPER_ROWS)
     prose(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
-            src=num(paper["src_embed"])))
+            src=num(paper["src_embed"]), base_lo=num(math.ceil(base_lo)), base_hi=num(base_hi),
+            big_lo=num(math.ceil(big_lo)), big_hi=num(big_hi)))
 
 
 def cost_chart(n: int) -> None:
@@ -283,7 +280,9 @@ def costs_part() -> int:
            t("arch.col_floats"): [mem[key] for key, *_ in MEMORY_ROWS],
            t("arch.col_kib"): [4 * mem[key] / 1024 for key, *_ in MEMORY_ROWS]},
           ("text", "text", "int", "share"), (None,) * 4, "arch_memory_table")
-    st.caption(t("arch.memory_caption", at=max(1, d // h)))
+    kept = saved_bytes(n, d, h, d_ff, device=settings.device)  # everything autograd keeps, measured
+    st.caption(t("arch.memory_caption", at=max(1, d // h), kib=dec(kept / 1024),
+                 ratio=dec(kept / (4 * sum(mem.values())))))
     st.subheader(t("arch.rnn_header"))
     st.table(pd.DataFrame({
         t("arch.rnn_col_property"): [t("arch.rnn_cost"), t("arch.rnn_sequential"), t("arch.rnn_path")],
@@ -299,7 +298,7 @@ def closing(c: dict[str, int], n: int) -> None:
     """The code, and what to notice, read off this run's numbers."""
     enc = costs.encoder_layer_macs(n, d, d_ff)
     panels.show_code(costs.ShapesOnly, costs.meta_model, costs.parameter_breakdown, core.count_parameters,
-                     costs.encoder_layer_macs, costs.decoder_layer_macs)
+                     costs.encoder_layer_macs, costs.decoder_layer_macs, costs.saved_for_backward)
     st.subheader(t("arch.notice_header"))
     embed_share = 100 * c["embeddings"] / c["total"]  # the sentence follows the number: more or less than the layers
     st.markdown(t("arch.notice_embeddings_most" if embed_share > 50 else "arch.notice_embeddings_less",

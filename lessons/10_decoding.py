@@ -4,6 +4,7 @@ Part 1: a hand-editable next-token distribution through core.sampling's filters 
 and seeded draws. Part 2: a trained model (ui.models) decodes the learner's input step by step, greedily and
 by sampling (core.sampling.decode_steps) and with beam search (core.decoding.beam_search, its search tree drawn).
 """
+import math
 from collections import Counter
 
 import numpy as np
@@ -11,18 +12,22 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from core.decoding import beam_search, next_token_logits
+from core import to_numpy
+from core.decoding import beam_paths, beam_search, next_token_logits
 from core.sampling import (
     apply_temperature,
     decode_steps,
+    decode_strategies,
     filter_logits,
+    filter_stages,
     sample,
+    sequence_log_prob,
     top_k_filter,
     top_p_filter,
 )
 from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
 from ui import charts, links, models, panels, parts, scenes, state
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
@@ -34,6 +39,8 @@ STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "d
 INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
                 "too_short": "dec.err_too_short", "bad_format": "dec.err_bad_format"}
 TOY_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample)
+EARLY = "copy_early"  # assets/checkpoints/copy_early.pt: the shipped copy model's run stopped at step 180 of 400
+BEAM_WINS = "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16"  # there greedy errs; beam search (width 3) does not
 PARTS = ("toy", "model")  # the sub-lessons: a hand-made distribution, a trained model
 
 
@@ -48,10 +55,6 @@ def reset_toy() -> None:
 
 def move_step(delta: int, n_steps: int) -> None:
     ss["dec_step"] = min(max(1, ss["dec_step"] + delta), n_steps)
-
-
-def softmax(z: torch.Tensor) -> np.ndarray:
-    return torch.softmax(z, dim=-1).double().cpu().numpy()
 
 
 def word_list(labels: list[str], mask: np.ndarray) -> str:
@@ -74,22 +77,6 @@ def bars(col, values, labels, title, **kw) -> None:
 def input_problem(error: TaskInputError, task) -> str:
     return t(INPUT_ERRORS.get(error.code, "dec.err_bad_format"), part=md_escape(error.part), limit=error.limit,
              symbols=md_escape(" ".join(task.src_vocab.symbols)), example=md_escape(task.examples(1)[0][0]))
-
-
-def log_prob(trace) -> float:
-    """Sum of the model's log-probabilities of the tokens a one-row trace chose."""
-    picked = trace.before[0].gather(-1, trace.tokens[0][:, None])  # (k, 1)
-    return float(picked.log().sum())
-
-
-def beam_paths(beam) -> list[dict[int, list[int]]]:
-    """For every step, {candidate index: its tokens} of the kept candidates (the prefixes that go on)."""
-    paths, previous = [], {-1: []}
-    for step in beam.steps:
-        kept = {i: previous[int(step.parent[i])] + [int(step.token[i])] for i in range(int(step.kept.sum()))}
-        paths.append(kept)
-        previous = kept
-    return paths
 
 
 def quote(text: str) -> str:
@@ -125,33 +112,6 @@ def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
     return "\n".join(out + ["}"])
 
 
-def toy_distributions(z: torch.Tensor, T: float, k: int, p: float, seed: int, n_draws: int) -> dict:
-    """The toy logits z (V,) through each filter: probabilities, kept tokens, and n_draws seeded draws' counts."""
-    V = len(z)
-    zT = apply_temperature(z, T)  # (V,)
-    Z = {"model": z, "temp": zT, "topk": top_k_filter(zT, k), "topp": top_p_filter(zT, p),
-         "all": filter_logits(z, T, k if k < V else None, p)}  # each (V,), -inf where removed
-    draws = sample(Z["all"], torch.Generator().manual_seed(seed), n_draws)  # (n_draws,)
-    return {"P": {name: softmax(v) for name, v in Z.items()},
-            "kept": {name: np.isfinite(v.numpy()) for name, v in Z.items()},
-            "counts": torch.bincount(draws, minlength=V).numpy()}  # counts: (V,)
-
-
-def decode_all(model, src: torch.Tensor, steps: int, strategy: dict, width: int, alpha: float, seed: int) -> dict:
-    """Greedy, one seeded sample, N_SAMPLES seeded samples and beam search of `src` (1, n_src), in eval mode."""
-    was_training = model.training
-    model.eval()  # shipped models already are; a model being trained here gets its mode back below
-    try:
-        return {"greedy": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, greedy=True),
-                "sampling": decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                                         generator=torch.Generator().manual_seed(seed)),
-                "many": decode_steps(model, src.expand(N_SAMPLES, -1), steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
-                                     generator=torch.Generator().manual_seed(seed)),
-                "beam": beam_search(model, src, width, steps, BOS_ID, EOS_ID, alpha)}
-    finally:
-        model.train(was_training)
-
-
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
     "hot": {"dec_part": "toy", "dec_temp": 2.0, "dec_top_k": 3, "dec_top_p": 0.9},
     "nucleus": {"dec_part": "toy", "dec_temp": 1.0, "dec_top_k": 6, "dec_top_p": 0.5, "dec_draws": 10000},
@@ -159,6 +119,9 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "long_answer": {"dec_part": "model", "dec_model": "shipped:copy",
                     "dec_text_shipped_copy": "16 5 1 1 12 8 6 10 10 5 14 2 4 8 17 16 2 12 19 7",
                     "dec_m_temp": 1.0, "dec_m_top_p": 1.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
+    "beam_wins": {"dec_part": "model", "dec_model": "early:copy", "dec_view": "beam", "dec_width": 3,
+                  "dec_text_early_copy": "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16",  # BEAM_WINS
+                  "dec_alpha": 0.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
     "beam": {"dec_part": "model", "dec_model": "shipped:addition", "dec_text_shipped_addition": "044+239",
              "dec_view": "beam", "dec_width": 4, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
 }
@@ -209,7 +172,7 @@ def toy() -> None:
     labels = edited.labels
     T, k, p, n_draws = float(ss["dec_temp"]), int(ss["dec_top_k"]), float(ss["dec_top_p"]), int(ss["dec_draws"])
     z = torch.tensor(edited.values[:, 0], dtype=torch.float64)  # (V,)
-    D = toy_distributions(z, T, k, p, settings.seed, n_draws)
+    D = filter_stages(z, T, k, p, torch.Generator().manual_seed(settings.seed), n_draws)
     P, kept, counts = D["P"], D["kept"], D["counts"]
     left, right = st.columns(2, gap="large")
     bars(left, P["model"], labels, t("dec.chart_model"), marked=int(z.argmax()), color=charts.PALETTE["input"])
@@ -237,21 +200,30 @@ def toy() -> None:
     panels.show_code(*TOY_CODE)
 
 
+def model_label(choice: models.ModelChoice, lang: str) -> str:
+    """A model's name in the selector: the early snapshot says where it stopped."""
+    if choice.source != "early":
+        return choice.label(lang)
+    metrics = models.shipped(EARLY).metrics
+    return t("dec.model_early", lang, step=metrics["steps"], total=metrics["train_config"]["steps"])
+
+
 def model_and_input() -> tuple:
     """The model to decode with and the learner's input; returns (choice, text)."""
-    choices = {c.id: c for c in models.choices()}
-    ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "shipped:addition")
+    early = models.shipped(EARLY)
+    choices = {c.id: c for c in [*models.choices(), models.ModelChoice("early", "copy", early.model, early.task)]}
+    ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "early:copy")
     if ss["dec_model"] not in choices:
         ss["dec_model"] = next(iter(choices))
     pick_col, text_col = st.columns(2, gap="large")
     with pick_col:
         links.control(st.selectbox, t("dec.model"), list(choices),
-                      format_func=lambda cid, lang=lang: choices[cid].label(lang), setting="dec_model",
+                      format_func=lambda cid, lang=lang: model_label(choices[cid], lang), setting="dec_model",
                       identity=tuple(choices))
     choice = choices[ss["dec_model"]]
     example = choice.task.examples(1)[0][0]
     text_key = f"dec_text_{choice.source}_{choice.task_name}"
-    ss.setdefault(text_key, example)
+    ss.setdefault(text_key, BEAM_WINS if choice.source == "early" else example)
     with text_col:
         text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=example),
                              max_chars=INPUT_MAX_CHARS, setting=text_key)
@@ -284,8 +256,8 @@ def strategy_controls(Vm: int) -> dict:
 def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
     """The three answers side by side, and what they say about greedy, sampling and beam search."""
     greedy, best = runs["greedy"], runs["beam"].hypotheses[0]
-    outputs = {"greedy": (greedy.tokens[0].tolist(), log_prob(greedy)),
-               "sampling": (runs["sampling"].tokens[0].tolist(), log_prob(runs["sampling"])),
+    outputs = {"greedy": (greedy.tokens[0].tolist(), sequence_log_prob(greedy)),
+               "sampling": (runs["sampling"].tokens[0].tolist(), sequence_log_prob(runs["sampling"])),
                "beam": (best.tokens, best.log_prob)}
     st.markdown(f"#### {t('dec.compare_header')}")
     answer = {s: task.decode_target(ids) for s, (ids, _) in outputs.items()}
@@ -300,10 +272,16 @@ def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
     gain = best.log_prob - outputs["greedy"][1]
     sampled_texts = Counter(task.decode_target(row) for row in runs["many"].tokens.tolist())
     top_p_model = greedy.before[0].max(dim=-1).values  # (k,)
-    st.markdown(t("dec.compare_text", mean=f"{float(top_p_model.mean()):.4f}", low=f"{float(top_p_model.min()):.4f}",
-                  k=greedy.tokens.shape[1], same=f"{float(path_probs.prod()):.4f}", n=N_SAMPLES,
+    st.markdown(t("dec.compare_text", mean=number(float(top_p_model.mean()), ".4f"),
+                  low=number(float(top_p_model.min()), ".4f"),
+                  k=greedy.tokens.shape[1], same=number(float(path_probs.prod()), ".4f"), n=N_SAMPLES,
                   right=sampled_texts[expected], distinct=len(sampled_texts), seed=seed,
-                  beam_gain=f"{gain if abs(gain) >= 5e-5 else 0.0:.4f}"))
+                  beam_gain=number(gain if abs(gain) >= 5e-5 else 0.0, ".4f")))
+    if gain >= 5e-5:  # beam search found a more probable whole answer than greedy's
+        st.success(t("dec.beam_wins", gain=number(gain, ".4f"), ratio=number(math.exp(gain), ".2f")),
+                   icon=":material/account_tree:")
+    else:
+        st.info(t("dec.beam_ties"), icon=":material/account_tree:")
     if settings.show_numbers:
         table(pd.DataFrame({t("dec.col_output"): list(sampled_texts),
                             t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
@@ -326,8 +304,8 @@ def model_part() -> None:
     st.markdown(t("dec.expected", source=md_escape(text), expected=md_escape(expected)))
     strategy = strategy_controls(len(task.tgt_vocab.tokens))
     seed = int(ss["dec_m_seed"])
-    runs = decode_all(model, src.to(next(model.parameters()).device), task.max_tgt_len + 1, strategy,
-                      int(ss["dec_width"]), float(ss["dec_alpha"]), seed)
+    runs = decode_strategies(model, src.to(next(model.parameters()).device), task.max_tgt_len + 1, strategy,
+                             int(ss["dec_width"]), float(ss["dec_alpha"]), seed, N_SAMPLES)
     compare(runs, task, expected, strategy, seed)
     step_through(runs, task, expected)
     panels.show_code(*TOY_CODE, next_token_logits, decode_steps, beam_search)
@@ -363,7 +341,7 @@ def token_step(trace, names: list[str], view: str, s: int) -> None:
     ids = trace.tokens[0].tolist()
     chosen = ids[s - 1]
     st.markdown(t("dec.decoder_input", step=s, tokens=" ".join(f"`{names[i]}`" for i in [BOS_ID, *ids[:s - 1]])))
-    before, after = trace.before[0, s - 1].double().cpu().numpy(), trace.after[0, s - 1].double().cpu().numpy()
+    before, after = to_numpy(trace.before[0, s - 1]), to_numpy(trace.after[0, s - 1])
     left, right = st.columns(2, gap="large")
     bars(left, before, names, t("dec.chart_step_model"), marked=chosen, color=charts.PALETTE["input"])
     bars(right, after, names, t("dec.chart_step_after", strategy=t(STRATEGY_NAMES[view])), marked=chosen,
@@ -371,7 +349,7 @@ def token_step(trace, names: list[str], view: str, s: int) -> None:
     st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=f"{before[chosen]:.4f}",
                   p_after=f"{after[chosen]:.4f}", rank=int((before > before[chosen]).sum()) + 1))
     if settings.show_numbers:
-        table(pd.DataFrame({t("dec.logit"): trace.logits[0, s - 1].double().cpu().numpy(), "softmax(z)": before,
+        table(pd.DataFrame({t("dec.logit"): to_numpy(trace.logits[0, s - 1]), "softmax(z)": before,
                             t("dec.col_after"): after}, index=names), "dec_step_numbers")
 
 
@@ -391,7 +369,7 @@ def beam_step(beam, task, expected: str, s: int) -> None:
               t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
     table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
                         t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
-                        t("dec.col_logp"): step.log_prob[:shown].double().numpy(),
+                        t("dec.col_logp"): to_numpy(step.log_prob[:shown]),
                         t("dec.col_status"): status}), "dec_candidates")
     st.markdown(f"##### {t('dec.final_header')}")
     hyps = beam.hypotheses

@@ -14,6 +14,7 @@ import torch
 import core
 from core import pretrained
 from core.hooks import trace
+from core.lab import probing
 from core.model import Embeddings, EncoderOnly
 from ui import charts, links, panels, scenes, state
 from ui.i18n import md_escape, t
@@ -51,13 +52,6 @@ def check(text_a: str, text_b: str, tokenizer) -> str | None:
     return None
 
 
-def strongest(patterns: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Per head (flattened layer by layer): the index in PATTERNS of its largest score, and that score."""
-    scores = np.stack([patterns[p] for p in pretrained.PATTERNS], axis=-1).reshape(-1, len(pretrained.PATTERNS))
-    best = np.argmax(np.nan_to_num(scores, nan=-1.0), axis=1)  # (L * h,): NaN (no such query) never wins
-    return best, scores[np.arange(len(scores)), best]
-
-
 @st.cache_data(max_entries=32, show_spinner=False)
 def analyse(text_a: str, text_b: str) -> dict:
     """Run the model once with every hook recording; the tensors the page shows as numpy, (L, h, ...) stacks."""
@@ -82,16 +76,10 @@ def similarity(sentences: tuple[str, ...]) -> np.ndarray:
     return pretrained.cosine_similarity(vectors).numpy()  # (m, m)
 
 
-def without_specials(weights: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """Drop the [CLS]/[SEP] rows and columns of (..., n, n) weights and renormalise each row to sum to 1."""
-    kept = weights[..., keep, :][..., keep]  # (..., m, m)
-    return kept / kept.sum(axis=-1, keepdims=True)
-
-
 def pattern_table(patterns: dict, layer_names: list[str], head_names: list[str]) -> pd.DataFrame:
     """One row per head: its four scores, the strongest pattern and whether it is above MOSTLY."""
-    scores = np.stack([patterns[p] for p in pretrained.PATTERNS], axis=-1).reshape(-1, len(pretrained.PATTERNS))
-    best, top = strongest(patterns)
+    scores = probing.pattern_scores(patterns)  # (L * h, P)
+    best, top = probing.strongest(patterns)
     label = [t(PATTERN_NAMES[pretrained.PATTERNS[b]]) if s > MOSTLY else t("real.pattern_mixed")
              for b, s in zip(best, top)]
     names = {"layer": [lay for lay in layer_names for _ in head_names], "head": head_names * len(layer_names)}
@@ -109,6 +97,8 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
     "previous_token": {"real_text_a": "The animal didn't cross the street because it was too tired",
                        "real_text_b": "", "real_layer": 0, "real_head": 2, "real_view_layer": 0,
                        "real_view_heads": [2]},
+    "spanish": {"real_text_a": "El animal no cruzó la calle porque estaba demasiado cansado",
+                "real_text_b": "The animal didn't cross the street because it was too tired"},
     "paraphrase": {"real_text_a": "How old are you?", "real_text_b": "What is your age?",
                    "real_list": "How old are you?\nWhat is your age?\nWhere do you live?\nHow old is this house?"},
 }
@@ -126,6 +116,7 @@ def intro() -> None:
     prose(t("real.card", layers=cfg.n_layers, heads=cfg.n_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_ff=cfg.d_ff,
             vocab=f"{cfg.src_vocab:,}", params=f"{params:,}", max_len=cfg.max_len,
             eps=f"10^{{{round(float(np.log10(cfg.norm_eps)))}}}"))
+    st.caption(t("common.cpu_only"))  # one shared read-only copy of the model, on the CPU
 
 
 def inputs() -> tuple[str, str]:
@@ -153,6 +144,9 @@ def token_table(R: dict) -> None:
     rows = {t("real.col_token"): tokens, t("real.col_id"): [str(i) for i in R["ids"]],
             t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
     st.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(n)]).T, key="real_tokens")
+    counts = probing.pieces_per_word(tokens, R["words"], R["types"])
+    st.markdown(" ".join(t("real.pieces", sentence="AB"[k], words=w, pieces=p, ratio=p / w)
+                         for k, (w, p) in enumerate(counts)))
     unknown = sum(tok == "[UNK]" for tok in tokens)
     if unknown:
         st.info(t("real.unknown", n=unknown), icon=":material/help:")
@@ -165,9 +159,10 @@ def model_view(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndar
     prose(t("real.model_view_text"))
     hide = links.control(st.toggle, t("real.hide_special"), help=t("real.hide_special_help"),
                          setting="real_hide_special")
-    shown_w = without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
+    shown_w = probing.without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
     shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
-    notes = [f"{t(PATTERN_NAMES[pretrained.PATTERNS[b]])} ({s_:.2f})" for b, s_ in zip(*strongest(R["patterns"]))]
+    best, top = probing.strongest(R["patterns"])
+    notes = [f"{t(PATTERN_NAMES[pretrained.PATTERNS[b]])} ({s_:.2f})" for b, s_ in zip(best, top)]
     st.altair_chart(charts.attention_grid(shown_w, layer_names, head_names, value_title=t("real.weight"),
                                           notes=notes, note_title=t("real.col_strongest"), width=700),
                     width="content")
@@ -191,15 +186,9 @@ def patterns(R: dict) -> None:
     table = pattern_table(R["patterns"], layer_names, head_names)
     st.dataframe(table, hide_index=True, key="real_patterns", height=300,
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[3:]})
-    leaders = []
-    for p in pretrained.PATTERNS:
-        values = R["patterns"][p]
-        if np.isfinite(values).any():
-            li, hi = np.unravel_index(np.nanargmax(values), values.shape)
-            leaders.append(t("real.leader", pattern=t(PATTERN_NAMES[p]), layer=li + 1, head=hi + 1,
-                             score=f"{values[li, hi]:.4f}"))
-        else:
-            leaders.append(t("real.leader_none", pattern=t(PATTERN_NAMES[p])))
+    leaders = [t("real.leader", pattern=t(PATTERN_NAMES[p]), layer=lead[0] + 1, head=lead[1] + 1,
+                 score=f"{lead[2]:.4f}") if lead else t("real.leader_none", pattern=t(PATTERN_NAMES[p]))
+               for p, lead in probing.leaders(R["patterns"]).items()]
     st.markdown("\n".join(f"- {line}" for line in leaders))
 
 

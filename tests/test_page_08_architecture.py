@@ -301,3 +301,25 @@ def test_the_embeddings_sentence_follows_its_share(case, lang):
     number = re.search(r"\*\*([\d.,]+) %\*\*", shown[0]).group(1)
     assert shown[0] == t(key, lang, share=number)  # the sentence that fits the number
     assert abs(float(number.replace(",", ".")) - share) < 0.05
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_paper_gap_and_the_memory_caption_say_what_their_numbers_say(lang):
+    """Claim 2: 63.1 M with one shared matrix at 37,000 tokens, and the two rows' vocabulary ranges (written out
+    here); claim 3: the memory rows are examples, and the caption gives what autograd really keeps."""
+    at = open_part(start(lang=lang), "parameters")
+    note = next(m.value for m in at.markdown if "37" in m.value and "213" in m.value)
+    sep = "," if lang == "en" else "."
+    assert f"63{sep}119{sep}496" in note
+    for millions, d, d_ff in ((65, 512, 2048), (213, 1024, 4096)):
+        fixed = 3 * 6 * (4 * d * d + 4 * d) + 2 * 6 * (2 * d * d_ff + d_ff + d) + 5 * 6 * 2 * d  # layers and norms
+        fits = [v for v in range(30_000, 45_000) if round((fixed + v * (d + 1)) / 1e6) == millions]
+        assert f"{fits[0]:,}".replace(",", sep) in note and f"{fits[-1]:,}".replace(",", sep) in note
+    at = open_part(at, "costs")
+    n, d, h, d_ff = 8, 64, 4, 256
+    kept = costs.encoder_layer_saved_bytes(n, d, h, d_ff)
+    ratio = kept / (4 * (h * n * n + n * d + n * d_ff))
+    caption = next(c.value for c in at.caption if "KiB" in c.value)
+    mark = "." if lang == "en" else ","
+    assert f"{kept / 1024:.1f}".replace(".", mark) in caption and f"{ratio:.1f}".replace(".", mark) in caption
+    assert at.markdown[[m.value for m in at.markdown].index(t("arch.memory_header", lang))].value

@@ -21,8 +21,9 @@ from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
 
 from core.checkpoints import load_checkpoint
-from core.decoding import beam_search, greedy_decode, next_token_logits
-from core.sampling import apply_temperature, decode_steps, filter_logits, sample, top_k_filter, top_p_filter
+from core.decoding import beam_paths, beam_search, greedy_decode, next_token_logits
+from core.sampling import (apply_temperature, decode_steps, decode_strategies, filter_logits, filter_stages, sample,
+                           sequence_log_prob, top_k_filter, top_p_filter)
 from core.tasks import BOS_ID, EOS_ID, PAD_ID
 from core.train import CHECKPOINT_DIR
 from ui import charts
@@ -140,7 +141,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert not at.warning and "w_dec_temp" not in [w.key for w in at.slider]
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE]  # shown = run
-    assert widget(at, "selectbox", "w_dec_model").value == model_id("addition")
+    assert widget(at, "selectbox", "w_dec_model").value == "early:copy"  # where the strategies differ
     assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
 
 
@@ -246,7 +247,9 @@ def test_each_model_decodes_like_the_references(ckpt, name):
 def test_choosing_each_model_in_the_selectbox():
     at = start(part="model")
     box = widget(at, "selectbox", "w_dec_model")
-    assert box.options == [t("models.shipped", task=t(f"task.{n}")) for n in SHIPPED]
+    early = load_checkpoint(CHECKPOINT_DIR / "copy_early.pt").metrics
+    assert box.options == [t("models.shipped", task=t(f"task.{n}")) for n in SHIPPED] + [
+        t("dec.model_early", step=early["steps"], total=early["train_config"]["steps"])]
     for name in SHIPPED:
         widget(at, "selectbox", "w_dec_model").set_value(model_id(name)).run()
         assert_clean(at)
@@ -413,3 +416,82 @@ def test_distribution_bars_marks_removed_and_chosen_tokens():
     assert len(chart.to_dict()["layer"]) == 3
     plain = charts.distribution_bars([3, 1], ["x", "y"], domain=None, value_format=".0f")
     assert len(plain.to_dict()["layer"]) == 2 and "domain" not in str(plain.to_dict()["layer"][0]["encoding"]["x"])
+
+
+# ---- where beam search beats greedy ----------------------------------------------------------------------
+
+def test_the_early_snapshot_is_the_shipped_run_stopped_early():
+    """copy_early.pt is the fast copy preset's run (seed 0, like copy.pt) stopped at step 180 of its 400 steps."""
+    early, full = (load_checkpoint(CHECKPOINT_DIR / f"{name}.pt") for name in ("copy_early", "copy"))
+    assert early.metrics["steps"] == 180 and early.metrics["train_config"] == full.metrics["train_config"]
+    assert early.config == full.config and early.metrics["exact_match"] < 0.5 < full.metrics["exact_match"]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_by_default_beam_search_beats_greedy_on_the_early_snapshot(lang):
+    """The default model part: greedy copies a symbol wrong, beam search (width 3) copies right with a higher log P
+    of the whole answer; all recomputed here by greedy_decode, beam_search and teacher-forced passes."""
+    at = start(lang=lang, part="model")
+    assert_clean(at)
+    early = load_checkpoint(CHECKPOINT_DIR / "copy_early.pt")
+    model, task = early.model, early.task
+    text = at.session_state["dec_text_early_copy"]
+    src = task.encode_source(text)
+    greedy = greedy_decode(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
+    beam = beam_search(model, src, 3, task.max_tgt_len + 1, BOS_ID, EOS_ID).hypotheses[0].tokens
+    g_lp, b_lp = teacher_forced(model, src, greedy)[1], teacher_forced(model, src, beam)[1]
+    assert task.decode_target(greedy) != text and task.decode_target(beam) == text  # copy: the answer is the input
+    assert b_lp > g_lp + 0.1
+    table = frame(at, "dec_compare", lang)
+    rows = {name: table.loc[t(f"dec.{name}", lang)] for name in ("greedy", "beam")}
+    assert rows["greedy"][t("dec.col_right", lang)] == "✗" and rows["beam"][t("dec.col_right", lang)] == "✓"
+    assert rows["greedy"][t("dec.col_logp", lang)] == pytest.approx(g_lp, abs=1e-4)
+    assert rows["beam"][t("dec.col_logp", lang)] == pytest.approx(b_lp, abs=1e-4)
+    mark = "." if lang == "en" else ","
+    gain, ratio = f"{b_lp - g_lp:.4f}".replace(".", mark), f"{math.exp(b_lp - g_lp):.2f}".replace(".", mark)
+    assert [s.value for s in at.success] == [t("dec.beam_wins", lang, gain=gain, ratio=ratio)]
+
+
+def test_a_confident_model_says_beam_and_greedy_agree():
+    at = start(part="model", state={"dec_model": model_id("addition")})
+    assert_clean(at)
+    assert not at.success and [i.value for i in at.info] == [t("dec.beam_ties")]
+
+
+# ---- the lesson's helpers in core ------------------------------------------------------------------------
+
+def test_filter_stages_match_the_plain_python_reference():
+    z, T, k, p = TOY, 1.7, 4, 0.8
+    got = filter_stages(torch.tensor(z), T, k, p, torch.Generator().manual_seed(5), 500)
+    want = reference_toy(z, T, k, p)
+    for stage, name in (("model", "softmax(z)"), ("temp", f"T = {T:g}"), ("topk", f"top-k (k = {k})"),
+                        ("topp", f"top-p (p = {p:g})"), ("all", "final")):
+        np.testing.assert_allclose(got["P"][stage], want[name], atol=1e-12, err_msg=stage)
+        assert list(got["kept"][stage]) == list(want[name] > 0)
+    assert got["counts"].sum() == 500 and got["counts"][want["final"] == 0].sum() == 0
+
+
+def test_sequence_log_prob_and_beam_paths_against_teacher_forcing(ckpt):
+    model, task = ckpt["addition"].model, ckpt["addition"].task
+    src = task.encode_source(task.examples(1)[0][0])
+    trace = decode_steps(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID, greedy=True)
+    tokens = trace.tokens[0].tolist()
+    assert sequence_log_prob(trace) == pytest.approx(teacher_forced(model, src, tokens)[1], abs=1e-5)
+    beam = beam_search(model, src, 3, task.max_tgt_len + 1, BOS_ID, EOS_ID)
+    finished = {tuple(path) for step in beam_paths(beam) for path in step.values() if path[-1] == EOS_ID}
+    assert {tuple(h.tokens) for h in beam.hypotheses if h.finished} <= finished
+    for h in beam.hypotheses:
+        assert h.log_prob == pytest.approx(teacher_forced(model, src, h.tokens)[1], abs=1e-4)
+
+
+def test_decode_strategies_are_the_single_strategies(ckpt):
+    model, task = ckpt["copy"].model, ckpt["copy"].task
+    src = task.encode_source(task.examples(1)[0][0])
+    steps, strategy = task.max_tgt_len + 1, {"temperature": 1.5, "top_k": None, "top_p": 0.9}
+    runs = decode_strategies(model, src, steps, strategy, 2, 0.0, seed=3, n_samples=4)
+    assert runs["greedy"].tokens[0].tolist() == greedy_decode(model, src, steps, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
+    again = decode_steps(model, src, steps, BOS_ID, EOS_ID, PAD_ID, **strategy,
+                         generator=torch.Generator().manual_seed(3))
+    assert torch.equal(runs["sampling"].tokens, again.tokens) and runs["many"].tokens.shape[0] == 4
+    assert runs["beam"].hypotheses == beam_search(model, src, 2, steps, BOS_ID, EOS_ID).hypotheses
+    assert not model.training

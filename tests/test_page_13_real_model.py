@@ -15,7 +15,10 @@ import torch
 from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
 
+import core
 from core import pretrained
+from core.lab import probing
+from ui.i18n import t
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -246,3 +249,38 @@ def test_sentence_similarity_matches_the_formula(bert, lang):
     assert_clean(at)
     assert at.warning and tables(at)["cosine"].shape == (3, 3)  # the last valid list stays
 
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_spanish_scene_shows_the_pieces_and_the_top_says_english(lang):
+    """Issue 17: the intro says MiniLM was trained on English; the Spanish scene's counts are the page's own."""
+    spanish = "El animal no cruzó la calle porque estaba demasiado cansado"
+    at = start(lang=lang, state={"real_text_a": spanish, "real_text_b": DEFAULT, "real_valid": (spanish, DEFAULT)})
+    assert not at.exception
+    intro = next(m.value for m in at.markdown if "MiniLM" in m.value)
+    assert ("**in English**" if lang == "en" else "**en inglés**") in intro
+    tokenizer = pretrained.load_tokenizer()
+    batch = pretrained.encode(tokenizer, [(spanish, DEFAULT)])
+    (wa, pa), (wb, pb) = probing.pieces_per_word(batch.tokens[0], batch.words[0], batch.types[0].tolist())
+    want = " ".join(t("real.pieces", lang, sentence=s, words=w, pieces=p, ratio=p / w)
+                    for s, w, p in (("A", wa, pa), ("B", wb, pb)))
+    assert want in [m.value for m in at.markdown]
+    assert ("(1.70 per word)" if lang == "en" else "(1,70 por palabra)") in want  # 17 / 10, in the reader's marks
+    note = t("real.scene_note.spanish", lang)
+    assert f"10 {'words' if lang == 'en' else 'palabras'}" in note and (wa, pa, wb, pb) == (10, 17, 13, 13)
+
+
+def test_parameters_in_all_leave_out_only_the_unused_pooler():
+    """Claim 4: the count shown is the checkpoint's tensors minus the pooler (and a saved index buffer)."""
+    from safetensors import safe_open
+    with safe_open(str(pretrained.model_dir() / "model.safetensors"), "pt") as weights:
+        sizes = {name: weights.get_slice(name).get_shape() for name in weights.keys()}
+    total = {name: int(np.prod(shape)) for name, shape in sizes.items()}
+    left_out = {name for name in total if name.startswith("pooler") or name.endswith("position_ids")}
+    assert left_out == set(pretrained.IGNORED_WEIGHTS) & set(total)
+    assert sum(total[n] for n in left_out if n.startswith("pooler")) == 384 * 384 + 384
+    shown = core.count_parameters(pretrained.load_model())["total"]
+    assert shown == sum(v for n, v in total.items() if n not in left_out)
+    at = start()
+    card = next(m.value for m in at.markdown if "pooler" in m.value)
+    assert f"**{shown:,}**" in card

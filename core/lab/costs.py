@@ -13,7 +13,9 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from ..config import ModelConfig
+from ..layers import EncoderLayer
 from ..model import DecoderOnly, Transformer, count_parameters
+from .toy import seeded
 
 
 class ShapesOnly(TorchFunctionMode):
@@ -79,6 +81,25 @@ def weight_only_layer(d_model: int, d_ff: int) -> dict[str, int]:
     return parts | {"total": sum(parts.values())}
 
 
+def formula_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_norm: bool) -> dict[str, int]:
+    """The encoder-decoder's parameters by the closed-form formulas with biases, per component of
+    `count_parameters` and "total" (what lesson 8 shows beside the model's own counts)."""
+    attn, ff, norm = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
+    n_norms = 5 * layers + (2 if pre_norm else 0)  # 2 per encoder layer, 3 per decoder layer, 2 final (pre-norm)
+    counts = {"embeddings": (v_src + v_tgt) * d, "attention": 3 * layers * attn, "feed_forward": 2 * layers * ff,
+              "layer_norm": n_norms * norm, "generator": v_tgt}
+    return counts | {"total": sum(counts.values())}
+
+
+def weight_only_counts(d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_norm: bool) -> dict[str, int]:
+    """The same components weights only (no biases): attention and FFN by the course's formula (3N attention
+    blocks, 2N FFNs), the embeddings and LayerNorms as they are, no generator bias."""
+    f, w = formula_counts(d, d_ff, layers, v_src, v_tgt, pre_norm), weight_only_layer(d, d_ff)
+    counts = {"embeddings": f["embeddings"], "attention": 3 * layers * w["attention"],
+              "feed_forward": 2 * layers * w["feed_forward"], "layer_norm": f["layer_norm"], "generator": 0}
+    return counts | {"total": sum(counts.values())}
+
+
 def encoder_layer_macs(n: int, d_model: int, d_ff: int) -> dict[str, int]:
     """Multiply-adds of one encoder layer on n tokens (one sequence).
 
@@ -111,7 +132,49 @@ def crossovers(d_model: int, d_ff: int) -> dict[str, int]:
 
 
 def layer_memory(n: int, d_model: int, heads: int, d_ff: int) -> dict[str, int]:
-    """Numbers (floats) one encoder layer produces for one sequence of n tokens and keeps for backprop:
-    the attention weights (h x n x n), one (n x d) activation (Q, K, V, the attention output and the
-    residual stream are each this size) and the FFN's hidden layer (n x d_ff)."""
+    """Examples of the numbers (floats) one encoder layer produces for one sequence of n tokens and keeps for
+    backprop: the attention weights (h x n x n), one (n x d) activation (Q, K, V, the attention output and the
+    residual stream are each this size) and the FFN's hidden layer (n x d_ff). Not the total: autograd keeps
+    several of each (see `saved_for_backward`)."""
     return {"attention_weights": heads * n * n, "activation": n * d_model, "ffn_hidden": n * d_ff}
+
+
+def saved_for_backward(module: nn.Module, *inputs: torch.Tensor) -> int:
+    """Bytes autograd keeps to backpropagate through `module(*inputs)`: every tensor its forward pass saves for
+    the backward pass (``torch.autograd.graph.saved_tensors_hooks``), each storage counted once (views of one
+    tensor share it), the module's own parameters left out (they exist whether or not we train)."""
+    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    storages: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in params:
+            storages[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        module(*inputs)
+    return sum(storages.values())
+
+
+def encoder_layer_saved_bytes(n: int, d_model: int, heads: int, d_ff: int, dropout: float = 0.1,
+                              norm_first: bool = True, seed: int = 0, device: str = "cpu") -> int:
+    """`saved_for_backward` of one seeded encoder layer in training mode on one sequence of n tokens (float32,
+    dropout on: its keep masks are saved too)."""
+    layer = seeded(lambda: EncoderLayer(d_model, heads, d_ff, dropout, norm_first), seed, device).train()
+    x = torch.randn(1, n, d_model, generator=torch.Generator().manual_seed(seed)).to(device)  # (1, n, d)
+    return saved_for_backward(layer, x.requires_grad_())
+
+
+def shared_vocab_range(millions: float, d_model: int, heads: int, d_ff: int, layers: int) -> tuple[float, float]:
+    """The vocabulary sizes V for which the post-norm encoder-decoder with one embedding matrix shared by the
+    source, the target and the generator (the paper's section 3.4; our generator keeps its bias) has a parameter
+    count that rounds to `millions` M. The count is linear in V: a + V (d + 1)."""
+    def shared(vocab: int) -> int:
+        cfg = ModelConfig(src_vocab=vocab, tgt_vocab=vocab, d_model=d_model, n_heads=heads, n_layers=layers,
+                          d_ff=d_ff, norm_first=False)
+        counts = parameter_breakdown(cfg)
+        return counts["total"] - counts["src_embed"]
+    slope = shared(2) - shared(1)  # d + 1: one embedding row and one generator bias per token
+    base = shared(1) - slope  # everything that does not grow with V
+    return (1e6 * (millions - 0.5) - base) / slope, (1e6 * (millions + 0.5) - base) / slope
