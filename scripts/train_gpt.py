@@ -2,7 +2,7 @@
 
     python -m scripts.train_gpt [--langs en es] [--seed 0] [--steps 1500]
 
-Writes ``assets/checkpoints/gpt_<lang>.pt`` (the default preset of core.lab.gpt trained to the end of its
+Writes ``assets/gpt/gpt_<lang>.pt`` (the default preset of core.lab.gpt trained to the end of its
 schedule, on the training sections only) and prints the held-out cross-entropy against the two baselines.
 """
 from __future__ import annotations

@@ -20,10 +20,10 @@ import torch
 from core.lab.charlm import Baselines, Corpus, Vocab, baselines, prose_sections
 from core.lab.gpt import DEFAULT_TRAIN, LMTrainer, heldout_cross_entropy, lm_config
 from core.lab.kvcache import generate
-from core.train import CHECKPOINT_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_DIR = ROOT / "lessons" / "text"
+CHECKPOINT_DIR = ROOT / "assets" / "gpt"  # apart from the task checkpoints: another format, another loader
 RUN_KEY = "gpt_run"  # session_state key of this session's run
 SAMPLE_SECONDS = 3.0  # training seconds between two held-out measurements and samples
 SAMPLE_TEMPERATURE = 0.8  # the live samples: a fixed prompt, seed and temperature
