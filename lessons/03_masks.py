@@ -22,8 +22,8 @@ DEFAULT_BATCH = "I love deep learning\nattention is all you need\nhello world"
 PAD, MIN_SENTENCES, MAX_SENTENCES, MAX_CHARS = "PAD", 2, 4, 2000
 PATTERNS = {"window": "masks.pattern_window", "dilated": "masks.pattern_dilated", "global": "masks.pattern_global"}
 COST_NS = tuple(2 ** k for k in range(4, 14))  # 16 ... 8192 tokens
-STEPS = (("scores", None, None), ("mask", "masks.step_mask", "weights"),  # (name, title key, colour scale)
-         ("additive", "masks.step_additive", "weights"), ("masked", "masks.step_masked", None),
+STEPS = (("scores", None, None), ("mask", "masks.step_mask", "mask"),  # (name, title key, colour scale)
+         ("additive", "masks.step_additive", "mask_additive"), ("masked", "masks.step_masked", None),
          ("weights", "masks.step_weights", "weights"))
 CONVENTIONS = (  # (name, heading, panel title, caption, the source's code)
     ("keep", "masks.conv_keep", "masks.conv_keep_title", "masks.conv_keep_caption",
@@ -159,7 +159,7 @@ def batch_shapes(B: heads.BatchAttention) -> None:
                         width="content")
     with pad_slot:
         panels.matrix_panel(core.to_numpy(B.ids != core.PAD_ID).astype(float), title=t("masks.key_mask_title"),
-                            key="masks_key_mask", row_labels=sentence_labels, col_labels=positions, scale="weights",
+                            key="masks_key_mask", row_labels=sentence_labels, col_labels=positions, scale="mask",
                             caption=t("masks.key_mask_caption"), max_width=320 if n <= 12 else 560)
     st.markdown(shapes_table(B.ids, scores))
     if B.mask is None:
@@ -219,13 +219,13 @@ def conventions_part() -> None:
     prose(t("masks.conv_intro", mask=t(f"mask.{settings.mask}"), sentence=b + 1))
     st.caption(t("masks.mask_in_sidebar", mask=t(f"mask.{settings.mask}")) + " " + t("common.cpu_only"))
     found = conv.three_conventions(B.steps["scores"], B.ids, settings.mask, core.PAD_ID)
-    for col, (name, heading, title, caption, snippet), matrix in zip(st.columns(3, gap="medium"), CONVENTIONS,
-                                                                      found.masks):
+    for col, (name, heading, title, caption, snippet), matrix, scale in zip(
+            st.columns(3, gap="medium"), CONVENTIONS, found.masks, ("mask", "mask_blocked", "mask_blocked")):
         col.markdown(f"**{t(heading)}**")
         col.code(snippet, language="python", wrap_lines=True)
         with col:
             panels.matrix_panel(matrix[b, 0].numpy(), title=t(title), key=f"masks_conv_{name}", caption=t(caption),
-                                row_labels=B.tokens[b], col_labels=B.tokens[b], scale="weights", max_width=130)
+                                row_labels=B.tokens[b], col_labels=B.tokens[b], scale=scale, max_width=130)
     same = all(torch.equal(w, found.weights[0]) for w in found.weights)  # the three, exactly
     diff = float((found.weights[0] - B.steps["weights"].cpu()).abs().max())  # against the live attention (any device)
     if found.converters_agree and same and diff <= 1e-6:
@@ -278,7 +278,7 @@ def patterns_part() -> None:
     pat_col, cost_col = st.columns([1, 1], gap="large")
     with pat_col:
         panels.matrix_panel(core.to_numpy(pattern_mask).astype(float), title=t(PATTERNS[kind]),
-                            key="masks_pattern_mask", row_labels=labels, col_labels=labels, scale="weights",
+                            key="masks_pattern_mask", row_labels=labels, col_labels=labels, scale="mask",
                             caption=t("masks.pattern_caption", words=len(words)), max_width=270)
         st.markdown(t("masks.kept", kept=big(int(per_row.sum())), total=big(m * m),
                       share=f"{per_row.sum() / (m * m):.1%}", lo=int(per_row.min()), hi=int(per_row.max())))

@@ -165,7 +165,7 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
     panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
           caption=t("mha.scores_caption", d_k=d_k, root=f"{np.sqrt(d_k):.4f}"))
     if settings.mask != "none":
-        panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="weights",
+        panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="mask",
               caption=t("mha.mask_caption"))
         panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", rows=labels,
               cols=labels)

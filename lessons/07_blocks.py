@@ -161,7 +161,7 @@ def dropout(Y: np.ndarray) -> None:
         st.info(t("blocks.eval_identity"), icon=":material/visibility:")
     keep_col, drop_col = st.columns(2, gap="large")
     with keep_col:
-        panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="weights", caption=t("blocks.mask_caption"),
+        panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="mask", caption=t("blocks.mask_caption"),
               width=420)
     with drop_col:
         panel(dropped, t("blocks.dropped_title"), "blk_dropped", words, caption=t("blocks.dropped_caption"), width=420)
