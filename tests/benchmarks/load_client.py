@@ -107,6 +107,7 @@ class Tab:
         self.page_hash = ""
         self.fragment_runs = 0  # fragment runs finished (lesson 9 trains in those)
         self.bytes_in = 0
+        self.cookie = ""
         self._states: dict[str, WidgetState] = {}  # what this tab has set, sent again with every rerun
         self._seen: set[str] = set()  # labels drawn in the current run
         self._pending: Pending | None = None
@@ -119,9 +120,8 @@ class Tab:
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         await asyncio.to_thread(lambda: opener.open(f"{self.base_url}/{page}", timeout=60).read())
-        headers = {"Origin": self.base_url}
-        if jar:
-            headers["Cookie"] = "; ".join(f"{c.name}={c.value}" for c in jar)
+        self.cookie = "; ".join(f"{c.name}={c.value}" for c in jar)  # e.g. a proxy's sticky cookie
+        headers = {"Origin": self.base_url, **({"Cookie": self.cookie} if self.cookie else {})}
         ws_url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
         self._ws = await websockets.connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
                                             max_size=None, open_timeout=60)
