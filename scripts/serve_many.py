@@ -2,6 +2,7 @@
 
     python scripts/serve_many.py --apps 4 --port 8080        # http://<this machine>:8080 until Ctrl-C
     python scripts/serve_many.py --apps 4 --port 80 --print-site > /etc/nginx/sites-available/explainer
+    python scripts/serve_many.py --apps 4 --no-nginx          # only the apps, behind a system nginx
 
 Starts K `streamlit run app.py` servers on 127.0.0.1 (ports --app-port, --app-port + 1, ...; 0 picks free ones),
 each a process of its own (a session lives in one process, so K processes use up to K cores), then Debian's
@@ -11,9 +12,9 @@ process it starts is stopped when it ends: Ctrl-C, SIGTERM, or nginx exiting. An
 started again (its learners' sessions are lost; their pages reconnect to a fresh session), at most
 `RESTARTS` times each. The K processes share one `server.cookieSecret`, drawn at start.
 
-`--print-site` prints only the site configuration (for a system nginx in front of app processes started some
-other way, e.g. one systemd unit per port) and starts nothing. `serving(...)` is the same as a context manager,
-for tests and tests/benchmarks/bench_load.py.
+`--print-site` prints only the site configuration, for a system nginx, and starts nothing; `--no-nginx` then starts
+(and restarts) only the app processes on their fixed ports, for that nginx to reach. `serving(...)` is the same as
+a context manager, for tests and tests/benchmarks/bench_load.py.
 """
 from __future__ import annotations
 
@@ -102,9 +103,11 @@ def start_nginx(serving: Serving, listen: str) -> None:
 
 
 @contextlib.contextmanager
-def serving(apps: int, port: int = 0, app_port: int = 0, workdir: Path | None = None, public: bool = False):
-    """K app processes behind nginx on `port` (0: a free one); yields a `Serving` once nginx answers; always
-    stops everything it started. nginx listens on 127.0.0.1 unless `public`."""
+def serving(apps: int, port: int = 0, app_port: int = 0, workdir: Path | None = None, public: bool = False,
+            nginx: bool = True):
+    """K app processes behind nginx on `port` (0: a free one); yields a `Serving` once nginx answers (without
+    `nginx`, once the apps answer); always stops everything it started. nginx listens on 127.0.0.1 unless
+    `public`."""
     if not 1 <= apps <= MAX_APPS:
         raise ValueError(f"--apps must be between 1 and {MAX_APPS}")
     workdir = Path(workdir or tempfile.mkdtemp(prefix="explainer-serve-"))
@@ -118,8 +121,9 @@ def serving(apps: int, port: int = 0, app_port: int = 0, workdir: Path | None = 
         result.apps = [start_app(p, workdir, env) for p in ports]
         for app in result.apps:
             _wait_for_health(f"http://127.0.0.1:{app.port}", app.process, app.log_path, SERVER_START_SECONDS)
-        start_nginx(result, str(port) if public else f"127.0.0.1:{port}")
-        _wait_for_health(result.url, result.nginx, workdir / "error.log", 30)
+        if nginx:
+            start_nginx(result, str(port) if public else f"127.0.0.1:{port}")
+            _wait_for_health(result.url, result.nginx, workdir / "error.log", 30)
         yield result
     finally:
         stop_all(result)
@@ -133,8 +137,8 @@ def stop_all(result: Serving) -> None:
 
 
 def watch(result: Serving) -> None:
-    """Until nginx exits: start again an app process that died (at most RESTARTS times each)."""
-    while result.nginx.poll() is None:
+    """Until nginx exits (forever without nginx): start again an app process that died (RESTARTS times each)."""
+    while result.nginx is None or result.nginx.poll() is None:
         time.sleep(2)
         for i, app in enumerate(result.apps):
             if app.process.poll() is None:
@@ -156,18 +160,20 @@ def main() -> None:
     parser.add_argument("--public", action="store_true", help="listen on every address, not only 127.0.0.1")
     parser.add_argument("--workdir", type=Path, help="nginx's configuration, logs and pid (default: a new temp folder)")
     parser.add_argument("--print-site", action="store_true", help="print the site configuration and exit")
+    parser.add_argument("--no-nginx", action="store_true", help="start only the apps (for a system nginx)")
     parser.add_argument("--server-name", default="_", help="with --print-site: nginx's server_name")
     args = parser.parse_args()
     if args.print_site:
         print(site_config([args.app_port + i for i in range(args.apps)], str(args.port), args.server_name), end="")
         return
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop like Ctrl-C: the context manager cleans up
-    with serving(args.apps, args.port, args.app_port, args.workdir, args.public) as result:
-        print(f"{args.apps} app processes on ports {[app.port for app in result.apps]}, behind nginx at "
-              f"{result.url if not args.public else f'port {args.port}'}; logs in {result.workdir}. Ctrl-C stops all.",
-              flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            watch(result)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # leave through the context manager, which stops all
+        signal.signal(sig, lambda *_: sys.exit(0))
+    with serving(args.apps, args.port, args.app_port, args.workdir, args.public, not args.no_nginx) as result:
+        front = "no nginx" if args.no_nginx else f"behind nginx on {'port ' if args.public else ''}" + (
+            str(args.port) if args.public else result.url)
+        print(f"{args.apps} app processes on ports {[app.port for app in result.apps]}, {front}; logs in "
+              f"{result.workdir}. Ctrl-C stops them all.", flush=True)
+        watch(result)
 
 
 if __name__ == "__main__":
