@@ -161,9 +161,10 @@ def measure(n: int, args) -> dict:
         idle = tree_rss_mb(pids)
         load_before, cpu0, client0, wall0 = uptime(), server_cpu(pids), time.process_time(), time.monotonic()
         result = asyncio.run(a_class(url, n, pids, args))
-        wall = time.monotonic() - wall0
+        wall, used = time.monotonic() - wall0, server_cpu(pids) - cpu0
+        actions = sum(p.get("count", 0) for p in result["by_kind"].values())
         result.update(sessions=n, apps=max(1, args.proxy), idle_mb=idle, end_mb=tree_rss_mb(pids), wall_s=wall,
-                      server_cpu_per_s=(server_cpu(pids) - cpu0) / wall,
+                      server_cpu_per_s=used / wall, server_cpu_per_action=used / max(1, actions),
                       client_cpu_per_s=(time.process_time() - client0) / wall,
                       uptime_before=load_before, uptime_after=uptime(), per_app=sessions_per_app(access_log))
     return result
@@ -183,7 +184,8 @@ def report(r: dict) -> None:
     print(f"  cross-session state: {leaks}; sessions that never saw their own: {r['own_state_never_seen'] or 'none'}")
     print(f"  server memory (RSS, process tree): idle {r['idle_mb']:.0f} MB, peak {r['peak_mb']:.0f} MB, "
           f"end {r['end_mb']:.0f} MB" + (f"; websockets per app {r['per_app']}" if r["per_app"] else ""))
-    print(f"  CPU: server {r['server_cpu_per_s']:.2f} cores, this client {r['client_cpu_per_s']:.2f}; "
+    print(f"  CPU: server {r['server_cpu_per_s']:.2f} cores ({r['server_cpu_per_action']:.2f} CPU s per change or "
+          f"open, training included), this client {r['client_cpu_per_s']:.2f}; "
           f"training: {r['starts']} starts, {r['busy']} refused (places taken), {r['training_reruns']} training "
           f"reruns; received {r['received_mb']:.0f} MB")
     print(f"  the app's own warning boxes (most shown): {r['warnings'] or 'none'}")

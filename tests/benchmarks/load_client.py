@@ -60,7 +60,7 @@ def change(widget: Widget, rng: random.Random) -> WidgetState | None:
     """The widget's next value as the browser would send it, or None for a kind this client does not move."""
     e, state = widget.element, WidgetState(id=widget.id)
     if widget.kind == "slider" and e.options:  # a select slider: formatted options, value as indices
-        i = int(e.value[0]) if e.value else e.default[0]
+        i = int(e.value[0] if e.value else e.default[0])
         state.string_array_value.data.append(e.options[_neighbour(i, len(e.options), rng)])
     elif widget.kind == "slider":
         value = e.value[0] if e.value else e.default[0]
