@@ -42,6 +42,8 @@ def test_the_site_keeps_a_browser_on_one_process_and_lets_its_websocket_and_uplo
     upload_mb = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
     body_mb = int(re.search(r"client_max_body_size (\d+)m;", site).group(1))
     assert body_mb > upload_mb  # nginx must not refuse a checkpoint Streamlit accepts
+    line_kb = int(re.search(r"large_client_header_buffers \d+ (\d+)k;", site).group(1))
+    assert line_kb >= 64  # lesson 13's longest link, percent-encoded (up to 54 kB), must not get a 414
     timeout = re.search(r"proxy_read_timeout (\d+)([smh]);", site)
     assert int(timeout.group(1)) * {"s": 1, "m": 60, "h": 3600}[timeout.group(2)] > 30  # Streamlit pings every 30 s
 
