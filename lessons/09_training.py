@@ -95,7 +95,7 @@ def run_buttons(run: Run | None) -> None:
                       icon=":material/download_done:", disabled=ss["train_task"] not in models.SHIPPED or running,
                       help=t("train.pretrained_help"))
     if ss.get("train_refused"):
-        st.warning(t(ss["train_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+        st.warning(t(ss["train_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
     st.caption(t("train.reload_note"))
     if run is not None and not run.pretrained and ss.get("train_built_from") not in (None, wanted()):

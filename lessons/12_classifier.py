@@ -161,7 +161,7 @@ def experiment(keys: list[tuple], epochs: int) -> None:
     buttons[2].button(t("clf.reset"), on_click=reset, icon=":material/restart_alt:",
                       disabled=running or not ss["clf_runs"], help=t("clf.reset_help"), key="clf_reset")
     if ss.get("clf_refused"):
-        st.warning(t(ss["clf_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+        st.warning(t(ss["clf_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
     st.caption(t("common.cpu_only"))  # the runs train on the CPU by design: small models, many at once
     if keys:

@@ -125,7 +125,7 @@ def setup() -> None:
     buttons[1].button(t("train.stop"), on_click=stop, icon=":material/pause:", disabled=not running)
     buttons[2].button(t("train.reset"), on_click=reset, icon=":material/restart_alt:", disabled=run is None)
     if ss.get("gpt_refused"):
-        st.warning(t(ss["gpt_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+        st.warning(t(ss["gpt_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
     if run is not None and built_from(run) != wanted():
         st.info(t("train.settings_changed"), icon=":material/info:")

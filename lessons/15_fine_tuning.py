@@ -152,7 +152,7 @@ def runs_section() -> None:
     buttons[2].button(t("ft.reset"), on_click=reset, icon=":material/restart_alt:",
                       disabled=running or not ss["ft_runs"], key="ft_reset")
     if ss.get("ft_refused"):
-        st.warning(t(ss["ft_refused"], running=limits.running_now(), starts=limits.MAX_STARTS,
+        st.warning(t(ss["ft_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
     st.fragment(live, run_every=CHUNK_SECONDS if running else None)(keys, running)
 
