@@ -12,7 +12,7 @@ import streamlit as st
 
 import core
 from core.lab import costs
-from ui import charts, links, panels, parts, scenes, state
+from ui import charts, i18n, links, panels, parts, scenes, state
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -44,12 +44,12 @@ def use_course_size() -> None:
 
 def num(value: float) -> str:
     """An integer with the language's thousands separator."""
-    return f"{int(value):,}".replace(",", t("arch.thousands"))
+    return i18n.number(int(value), ",")
 
 
 def dec(value: float, places: int = 1) -> str:
     """A decimal number with the language's decimal mark."""
-    return f"{value:.{places}f}".replace(".", t("arch.decimal"))
+    return i18n.number(value, f".{places}f")
 
 
 def column(kind: str, width: int):
