@@ -116,10 +116,11 @@ def saturation_curves(dk: int, entropies: tuple, C, norms: dict[str, float]) -> 
     entropy_col.altair_chart(charts.lines(x, {**dict(zip(names, (e.numpy() for e in entropies))),
                                               t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
                                           x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
-                                          title=t("qkv.curve_title"), colors=colours), width="content")
+                                          title=t("qkv.curve_title"), colors=colours, width=320), width="content")
     jacobian_col.altair_chart(charts.lines(x, dict(zip(names, (C.raw_median.numpy(), C.scaled_median.numpy()))),
                                            x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
-                                           title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2]),
+                                           title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2],
+                                           width=320),
                               width="content")
     i = D_KS.index(dk)
     prose(t("qkv.gradient_text", d_k=dk, draws=DRAWS, n_keys=N_KEYS, raw=float(C.raw_median[i]),

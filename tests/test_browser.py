@@ -16,9 +16,11 @@ import pytest
 from scripts.browser import (NAV_LINKS, choose_spanish, language_control, main_language,
                              nav_pages, page_errors, page_slug, wait_for_app, with_query)
 from conftest import require_browser
+from ui.i18n import t
+from ui.lessons import SECTIONS as SECTIONS_IN_ORDER
 
 pytestmark = pytest.mark.browser
-ENGLISH_SECTIONS = ("Start", "Attention", "Building blocks", "The whole model", "Practice", "A real model")
+ENGLISH_SECTIONS = tuple(t(f"nav.{section}", lang="en") for section in SECTIONS_IN_ORDER)
 SECTIONS = {"en": "Start", "es": "Inicio"}  # the first section, in each language
 SECTIONS_OTHER = {"en": ("Atención",), "es": ENGLISH_SECTIONS}  # must not appear in that language
 TEST_BUDGET_SECONDS = 15 * 60  # one walk through every page; a hang must not eat the CI budget

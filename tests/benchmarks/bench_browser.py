@@ -99,7 +99,10 @@ INTERACTIONS = {
     "lessons/12_classifier.py": [("main", "Tokens from the other class per sequence (m)"), ("main", "Epochs"),
                                  ("main", "Learning rate (AdamW, constant)"), ("sidebar", "Random seed")],
     "lessons/13_real_model.py": [("main", "Layer"), ("main", "Head"), ("main", "Hide [CLS] and [SEP]"),
-                                 ("sidebar", "Show the numbers")],
+                                 ("sidebar", "Show the numbers")],    "lessons/14_gpt.py": [("main", "Temperature T"), ("main", "Generation step"), ("main", "Layers (decoder blocks)"),
+                          ("sidebar", "Show the numbers")],
+    "lessons/15_fine_tuning.py": [("main", "Top layers fine-tuned (run 2)"), ("main", "Training steps per run"),
+                                  ("sidebar", "Show the numbers")],
 }
 AREAS = {"main": '[data-testid="stMain"]', "sidebar": '[data-testid="stSidebar"]'}
 WIDGETS = ("stSlider", "stSelectSlider", "stSelectbox", "stRadio", "stButtonGroup", "stNumberInput", "stCheckbox")

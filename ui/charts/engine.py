@@ -2,6 +2,8 @@
 alternative, number locale), fonts, axes, legends and labels. No Streamlit elements here."""
 from __future__ import annotations
 
+import textwrap
+
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import NamedTuple
@@ -56,8 +58,14 @@ _UNVALIDATED = MappingProxyType({alt.Chart: _Chart, alt.LayerChart: _LayerChart,
                                  alt.HConcatChart: _HConcatChart, alt.VConcatChart: _VConcatChart})
 
 
+TITLE_CHARACTERS = 48  # a longer title is written on several lines, so it never widens its chart
+
+
 def _title(title: str | None, size: int = HEADING_FONT) -> alt.TitleParams | None:
-    return alt.TitleParams(title, fontSize=size) if title else None
+    if not title:
+        return None
+    lines = textwrap.wrap(title, TITLE_CHARACTERS)
+    return alt.TitleParams(lines if len(lines) > 1 else title, fontSize=size)
 
 
 def _finish(chart, *, top: bool = True, frame: bool = True, **properties):
@@ -94,8 +102,9 @@ def _plain_axis(title: str | None, label_size: int = 12, **kw) -> alt.Axis:
 
 
 def _gradient_legend(title: str) -> alt.Legend:
-    """The legend of a colour ramp (heatmaps, pictures, attention grids)."""
-    return alt.Legend(title=title, labelFontSize=12, titleFontSize=13, gradientLength=160,
+    """The legend of a colour ramp (heatmaps, pictures, attention grids). Its title takes one line per word, so
+    a long title ("Attention weight") does not widen the chart past the column it was sized for."""
+    return alt.Legend(title=title.split() or title, labelFontSize=12, titleFontSize=13, gradientLength=160,
                       labelColor=PALETTE["ink"], titleColor=PALETTE["ink"])
 
 

@@ -45,16 +45,18 @@ def _log_log(x: Sequence[float], series: dict[str, Sequence[float]], x_title: st
 
 
 def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
-          title: str | None = None, colors: Sequence[str] | None = None) -> alt.Chart:
-    """One line per named series over a shared x (curves of losses, sines, entropies...)."""
+          title: str | None = None, colors: Sequence[str] | None = None, width: int = 480) -> alt.Chart:
+    """One line per named series over a shared x (curves of losses, sines, entropies...). The legend sits below
+    the plot, so `width` is about the whole chart's and two fit side by side on a wide page."""
     names = list(series)
+    legend = _series_legend(None, orient="bottom", direction="vertical")
     chart = alt.Chart(_series_frame(x, series)).mark_line(strokeWidth=2.5).encode(
         x=alt.X("x:Q", axis=_plain_axis(x_title)),
         y=alt.Y("y:Q", axis=_plain_axis(y_title)),
-        color=_series_color("series:N", names, _palette(names, colors), _series_legend(None)),
+        color=_series_color("series:N", names, _palette(names, colors), legend),
         tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=".4~f"),
                  alt.Tooltip("y:Q", title=y_title, format=".4f")])
-    return _finish(chart, width=480, height=260, autosize=_PAD, title=_title(title),
+    return _finish(chart, width=width, height=260, autosize=_PAD, title=_title(title),
                    description=_lines_description(_t("a11y.lines_kind"), title, x, x_title, y_title, names))
 
 
