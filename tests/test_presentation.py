@@ -216,7 +216,7 @@ def test_next_walks_every_part_of_a_lesson_then_the_next_lesson():
     path = "lessons/05_positional_encoding.py"
     index = next(i for i, (p, _, _) in enumerate(ORDER) if p == path)
     at = start_page(APP, query={"present": "1", "lang": "en"}, lesson=path)
-    setting, codes, labels = at.session_state[parts.CURRENT]
+    setting, codes, labels, _ = at.session_state[parts.CURRENT]
     assert setting == "pe_part" and at.session_state[setting] == codes[0]
     for code, label in zip(codes[1:], labels[1:]):
         assert nav_buttons(at)["present_next_part"].label == t("present.next", lang="en", title=label)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from . import links, state
 
-CURRENT = "cfg_parts_current"  # this run's picker: (setting, codes, labels); app.py clears it before the lesson
+CURRENT = "cfg_parts_current"  # this run's picker: (setting, codes, labels, part); app.py clears it before the lesson
 TRIED = "cfg_parts_tried"  # {part: link parameters still unused with it open}, while a link's owner is sought
 
 
@@ -22,10 +22,14 @@ def pick(setting: str, parts: Sequence[str], *, label: str, format_func: Callabl
     ss = st.session_state
     if ss.get(setting) not in parts:
         ss[setting] = parts[0]
-    ss[CURRENT] = (setting, tuple(parts), tuple(format_func(p) for p in parts))
+    earlier = ss.get(CURRENT)  # left by the last run only when this one reruns a fragment (app.py clears it)
     if links.url_name(setting) in ss.get(state.PENDING, {}):  # the link names its part: nothing to seek
         ss[TRIED] = dict.fromkeys(parts, 0)
-    return links.control(st.radio, label, list(parts), format_func=format_func, horizontal=True, setting=setting)
+    part = links.control(st.radio, label, list(parts), format_func=format_func, horizontal=True, setting=setting)
+    ss[CURRENT] = (setting, tuple(parts), tuple(format_func(p) for p in parts), part)
+    if earlier is not None and earlier[0] == setting and earlier[3] != part:
+        st.rerun()  # another part picked inside a fragment: the whole page runs, so the link drops the old part's
+    return part  # values (links.finish) as it does when a part is picked outside a fragment
 
 
 def step(offset: int) -> tuple[str, str] | None:
@@ -33,14 +37,14 @@ def step(offset: int) -> tuple[str, str] | None:
     current = st.session_state.get(CURRENT)
     if not current:
         return None
-    setting, codes, _ = current
+    setting, codes, *_ = current
     i = codes.index(st.session_state[setting]) + offset
     return (setting, codes[i]) if 0 <= i < len(codes) else None
 
 
 def label_of(setting: str, part: str) -> str:
     """The translated label of `part` in this run's picker."""
-    _, codes, labels = st.session_state[CURRENT]
+    _, codes, labels, _ = st.session_state[CURRENT]
     return labels[codes.index(part)]
 
 
@@ -54,7 +58,7 @@ def seek(pending: dict) -> bool:
     if not pending or not current:
         ss.pop(TRIED, None)
         return False
-    setting, codes, _ = current
+    setting, codes, *_ = current
     tried = ss.setdefault(TRIED, {})
     if ss[setting] in tried and len(tried) == len(codes):
         return False  # every part tried, and the best one is open
