@@ -8,7 +8,6 @@ baselines predict. Generation (`generate`) lives in core.lab.kvcache.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..loop import adamw, chunks, seeded_dropout
 from ..model import build_model
 from ..train import StepRecord, TrainConfig, learning_rate
 from .charlm import Corpus, Vocab, consecutive_windows, random_windows
@@ -70,11 +70,7 @@ class LMTrainer:
         self.corpus, self.model_cfg, self.train_cfg = corpus, model_cfg, train_cfg
         self.device = torch.device(device)
         self.model = build_model(model_cfg, seed=train_cfg.seed).to(self.device)
-        decay = [p for p in self.model.parameters() if p.dim() >= 2]
-        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
-        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": train_cfg.weight_decay},
-                                            {"params": no_decay, "weight_decay": 0.0}],
-                                           lr=learning_rate(0, train_cfg), betas=train_cfg.betas)
+        self.optimizer = adamw(self.model, learning_rate(0, train_cfg), train_cfg.weight_decay, betas=train_cfg.betas)
         self.train_ids, self.heldout_ids = corpus.ids("train"), corpus.ids("heldout")  # (n_train,), (n_heldout,)
         self.data = torch.Generator().manual_seed(train_cfg.seed)
         self.step, self.elapsed = 0, 0.0
@@ -83,17 +79,6 @@ class LMTrainer:
     @property
     def done(self) -> bool:
         return self.step >= self.train_cfg.steps
-
-    @contextlib.contextmanager
-    def _dropout_rng(self):
-        """The global RNG seeded from (seed, step) while dropout draws, then restored (nothing without dropout)."""
-        if self.model_cfg.dropout == 0:
-            yield
-            return
-        devices = [self.device.index or 0] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(self.train_cfg.seed * 1_000_003 + self.step)
-            yield
 
     def train_step(self) -> StepRecord:
         """One optimizer step on `batch_size` random windows of the training text."""
@@ -105,7 +90,7 @@ class LMTrainer:
         x, y = random_windows(self.train_ids, cfg.batch_size, self.model_cfg.max_len, self.data)  # (b, n) each
         x, y = x.to(self.device), y.to(self.device)
         self.model.train()
-        with self._dropout_rng():
+        with seeded_dropout(cfg.seed, self.step, self.model_cfg.dropout, self.device):
             logits = self.model(x)  # (b, n, V)
         loss = lm_loss(logits, y)
         self.optimizer.zero_grad(set_to_none=True)
@@ -122,12 +107,7 @@ class LMTrainer:
 
     def steps(self, n: int | None = None, seconds: float | None = None):
         """Yield up to `n` steps (None: to the end of the schedule), stopping once `seconds` have passed."""
-        start, count = time.perf_counter(), 0
-        while not self.done and (n is None or count < n):
-            yield self.train_step()
-            count += 1
-            if seconds is not None and time.perf_counter() - start >= seconds:
-                return
+        return chunks(self.train_step, lambda: self.done, n, seconds)
 
     def heldout(self) -> float:
         return heldout_cross_entropy(self.model, self.heldout_ids)
