@@ -7,13 +7,12 @@ by sampling (core.sampling.decode_steps) and with beam search (core.decoding.bea
 import math
 from collections import Counter
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
 
 from core import to_numpy
-from core.decoding import beam_paths, beam_search, next_token_logits
+from core.decoding import beam_search, next_token_logits
 from core.sampling import (
     apply_temperature,
     decode_steps,
@@ -25,91 +24,17 @@ from core.sampling import (
     top_k_filter,
     top_p_filter,
 )
-from core.tasks import BOS_ID, EOS_ID, PAD_ID, TaskInputError
-from ui import charts, links, models, panels, parts, scenes, state
+from core.tasks import BOS_ID, TaskInputError
+from ui import charts, links, panels, parts, scenes, state
+from ui.decoding_views import (DRAWS, MAX_DRAWN_STEPS, PRUNED_SHOWN, STRATEGY_NAMES, bars, candidates_table,
+                               final_table, input_problem, model_and_input, move_step, strategy_controls, table,
+                               toy_controls, tree_dot, word_list)
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 
-TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
-MAX_TOY, BOUND = 12, 50.0
-DRAWS = (20, 100, 1000, 10000)
-INPUT_MAX_CHARS = 200  # the typed source (the longest task input is 32 symbols)
-N_SAMPLES, MAX_WIDTH, MAX_DRAWN_STEPS, PRUNED_SHOWN = 20, 8, 6, 3
-STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "dec.beam"}
-INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
-                "too_short": "dec.err_too_short", "bad_format": "dec.err_bad_format"}
+N_SAMPLES = 20
 TOY_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample)
-EARLY = "copy_early"  # assets/checkpoints/copy_early.pt: the shipped copy model's run stopped at step 180 of 400
-BEAM_WINS = "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16"  # there greedy errs; beam search (width 3) does not
 PARTS = ("toy", "model")  # the sub-lessons: a hand-made distribution, a trained model
-
-
-def toy_table() -> pd.DataFrame:
-    return pd.DataFrame({"token": t("dec.toy_words").split(","), "logit": list(TOY_LOGITS)})
-
-
-def reset_toy() -> None:
-    ss["dec_temp"], ss["dec_top_k"], ss["dec_top_p"], ss["dec_draws"] = 1.0, 3, 0.9, DRAWS[0]
-    panels.reset_editor("dec_toy", toy_table())
-
-
-def move_step(delta: int, n_steps: int) -> None:
-    ss["dec_step"] = min(max(1, ss["dec_step"] + delta), n_steps)
-
-
-def word_list(labels: list[str], mask: np.ndarray) -> str:
-    return ", ".join(f"**{md_escape(w)}**" for w, keep in zip(labels, mask) if keep)
-
-
-def table(df: pd.DataFrame, key: str) -> None:
-    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns if df[c].dtype.kind == "f"}
-    st.dataframe(df, column_config=config, width="content", key=key)
-
-
-def bars(col, values, labels, title, **kw) -> None:
-    with col:
-        st.markdown(f"##### {title}")
-        kw = {"value_title": t("dec.probability"), "ghost_title": t("dec.before")} | kw
-        st.altair_chart(charts.distribution_bars(values, labels, removed_text=t("dec.removed"),
-                                                 marked_text=t("dec.chosen"), **kw), width="content")
-
-
-def input_problem(error: TaskInputError, task) -> str:
-    return t(INPUT_ERRORS.get(error.code, "dec.err_bad_format"), part=md_escape(error.part), limit=error.limit,
-             symbols=md_escape(" ".join(task.src_vocab.symbols)), example=md_escape(task.examples(1)[0][0]))
-
-
-def quote(text: str) -> str:
-    """Text made safe inside a quoted graphviz label."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
-    """The search tree of steps lo..upto (at most MAX_DRAWN_STEPS): kept candidates and the best pruned ones."""
-    lo, paths = max(1, upto - MAX_DRAWN_STEPS + 1), beam_paths(beam)
-    out = [('digraph { rankdir=LR; bgcolor="transparent"; nodesep=0.06; ranksep=0.3; edge [arrowsize=0.5]; '
-            'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, margin="0.05,0.02"];')]
-    if lo == 1:
-        out.append('"r" [label="<bos>", fillcolor="white"];')
-    for i, path in (paths[lo - 2].items() if lo > 1 else []):
-        if path[-1] != EOS_ID:
-            tail = quote(" ".join(names[x] for x in path[-3:]))
-            out.append(f'"n{lo - 1}_{i}" [label="… {tail}", fillcolor="white"];')
-    for s in range(lo, upto + 1):
-        step, kept = beam.steps[s - 1], paths[s - 1]
-        for i in range(min(len(step.token), len(kept) + PRUNED_SHOWN)):
-            parent, token = int(step.parent[i]), int(step.token[i])
-            on_best = i in kept and kept[i] == best[:s]
-            look = ('fillcolor="#009E7355", peripheries=2' if i in kept and token == EOS_ID else
-                    'fillcolor="#56B4E966"' if i in kept else
-                    'fillcolor="white", style="rounded,dashed", fontcolor="#6E6E6E", color="#9E9E9E"')
-            pen = f', penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else ""
-            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{float(step.log_prob[i]):.2f}", {look}{pen}];')
-            source = "r" if parent == -1 else f"n{s - 1}_{parent}"
-            edge = f'penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else (
-                'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
-            out.append(f'"{source}" -> "n{s}_{i}" [{edge}];')
-    return "\n".join(out + ["}"])
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -120,7 +45,7 @@ SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); val
                     "dec_text_shipped_copy": "16 5 1 1 12 8 6 10 10 5 14 2 4 8 17 16 2 12 19 7",
                     "dec_m_temp": 1.0, "dec_m_top_p": 1.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
     "beam_wins": {"dec_part": "model", "dec_model": "early:copy", "dec_view": "beam", "dec_width": 3,
-                  "dec_text_early_copy": "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16",  # BEAM_WINS
+                  "dec_text_early_copy": "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16",  # views.BEAM_WINS
                   "dec_alpha": 0.0, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
     "beam": {"dec_part": "model", "dec_model": "shipped:addition", "dec_text_shipped_addition": "044+239",
              "dec_view": "beam", "dec_width": 4, "dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9},
@@ -138,29 +63,6 @@ def intro() -> str:
     prose(t("dec.equations"))
     return parts.pick("dec_part", PARTS, label=t("dec.part"),
                       format_func=lambda part, lang=lang: t(f"dec.{part}_header", lang))
-
-
-def toy_controls() -> panels.EditedMatrix:
-    """The editable logits beside T, k, p and the number of draws; returns the edited table."""
-    editor_col, controls_col = st.columns([2, 3], gap="large")
-    with editor_col:
-        edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
-                                      label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
-                                      max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
-        st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
-    V = len(edited.labels)
-    ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
-    with controls_col:
-        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
-                      setting="dec_temp")
-        links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k",
-                      identity=(V,))
-        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
-        links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
-        st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
-    if edited.problems:
-        panels.problems_box(edited.problems)
-    return edited
 
 
 @st.fragment
@@ -198,60 +100,6 @@ def toy() -> None:
                             t("dec.col_draws"): counts, t("dec.col_expected"): n_draws * P["all"]},
                            index=charts.unique_labels(labels)), "dec_toy_numbers")
     panels.show_code(*TOY_CODE)
-
-
-def model_label(choice: models.ModelChoice, lang: str) -> str:
-    """A model's name in the selector: the early snapshot says where it stopped."""
-    if choice.source != "early":
-        return choice.label(lang)
-    metrics = models.shipped(EARLY).metrics
-    return t("dec.model_early", lang, step=metrics["steps"], total=metrics["train_config"]["steps"])
-
-
-def model_and_input() -> tuple:
-    """The model to decode with and the learner's input; returns (choice, text)."""
-    early = models.shipped(EARLY)
-    choices = {c.id: c for c in [*models.choices(), models.ModelChoice("early", "copy", early.model, early.task)]}
-    ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "early:copy")
-    if ss["dec_model"] not in choices:
-        ss["dec_model"] = next(iter(choices))
-    pick_col, text_col = st.columns(2, gap="large")
-    with pick_col:
-        links.control(st.selectbox, t("dec.model"), list(choices),
-                      format_func=lambda cid, lang=lang: model_label(choices[cid], lang), setting="dec_model",
-                      identity=tuple(choices))
-    choice = choices[ss["dec_model"]]
-    example = choice.task.examples(1)[0][0]
-    text_key = f"dec_text_{choice.source}_{choice.task_name}"
-    ss.setdefault(text_key, BEAM_WINS if choice.source == "early" else example)
-    with text_col:
-        text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=example),
-                             max_chars=INPUT_MAX_CHARS, setting=text_key)
-    return choice, text
-
-
-def strategy_controls(Vm: int) -> dict:
-    """The three strategies' headers and their settings; returns core.sampling's strategy keywords."""
-    if ss.get("dec_m_vocab") != Vm:  # a new vocabulary: top-k starts "off" (k = V)
-        ss["dec_m_vocab"], ss["dec_m_top_k"] = Vm, Vm
-    g_col, s_col, b_col = st.columns(3, gap="large")
-    with g_col:
-        st.markdown(f"#### {t('dec.greedy')}")
-        st.caption(t("dec.greedy_caption"))
-    with s_col:
-        st.markdown(f"#### {t('dec.sampling')}")
-        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, setting="dec_m_temp")
-        links.control(st.slider, t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"), setting="dec_m_top_k",
-                      identity=(Vm,))
-        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, setting="dec_m_top_p")
-        links.control(st.number_input, t("dec.seed"), 0, 2**31 - 1, step=1, setting="dec_m_seed")
-    with b_col:
-        st.markdown(f"#### {t('dec.beam')}")
-        links.control(st.slider, t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), setting="dec_width")
-        links.control(st.slider, t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), setting="dec_alpha")
-    mk = int(ss["dec_m_top_k"])
-    return {"temperature": float(ss["dec_m_temp"]), "top_k": mk if mk < Vm else None, "top_p": float(ss["dec_m_top_p"])}
-
 
 def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
     """The three answers side by side, and what they say about greedy, sampling and beam search."""
@@ -292,7 +140,7 @@ def model_part() -> None:
     """Part 2: a trained model decodes the learner's input three ways; its controls rerun this part only."""
     st.subheader(t("dec.model_header"))
     prose(t("dec.model_text"))
-    choice, text = model_and_input()
+    choice, text = model_and_input(lang)
     task, model = choice.task, choice.model
     try:
         src = task.encode_source(text)  # (1, n_src)
@@ -356,7 +204,7 @@ def token_step(trace, names: list[str], view: str, s: int) -> None:
 def beam_step(beam, task, expected: str, s: int) -> None:
     """Step s of beam search: the tree so far, the candidates (kept, finished, pruned) and the final beams."""
     names = task.tgt_vocab.tokens
-    step, paths = beam.steps[s - 1], beam_paths(beam)
+    step = beam.steps[s - 1]
     room = int(step.kept.sum())
     st.markdown(t("dec.beam_step", step=s, alive=len(step.token) // len(names), V=len(names), m=len(step.token),
                   kept=room))
@@ -364,22 +212,10 @@ def beam_step(beam, task, expected: str, s: int) -> None:
     st.caption(t("dec.tree_caption", lo=max(1, s - MAX_DRAWN_STEPS + 1), hi=s, cap=MAX_DRAWN_STEPS,
                  pruned=PRUNED_SHOWN, m=len(step.token)))
     shown = len(step.token) if settings.show_numbers else min(len(step.token), room + PRUNED_SHOWN)
-    parents = [paths[s - 2][int(step.parent[i])] if s > 1 else [] for i in range(shown)]
-    status = [t("dec.finished") if i < room and int(step.token[i]) == EOS_ID else
-              t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
-    table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
-                        t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
-                        t("dec.col_logp"): to_numpy(step.log_prob[:shown]),
-                        t("dec.col_status"): status}), "dec_candidates")
+    candidates_table(beam, names, s, shown, room)
     st.markdown(f"##### {t('dec.final_header')}")
-    hyps = beam.hypotheses
-    right = ["✓" if task.decode_target(h.tokens) == expected else "✗" for h in hyps]
-    table(pd.DataFrame({t("dec.col_output"): [task.decode_target(h.tokens) for h in hyps],
-                        t("dec.col_tokens_list"): [" ".join(names[x] for x in h.tokens) for h in hyps],
-                        t("dec.col_finished"): ["✓" if h.finished else "✗" for h in hyps],
-                        t("dec.col_logp"): [h.log_prob for h in hyps], t("dec.col_score"): [h.score for h in hyps],
-                        t("dec.col_right"): right},
-                       index=range(1, len(hyps) + 1)), "dec_final")
+    final_table(beam, task, expected)
+
 
 
 settings = state.settings()

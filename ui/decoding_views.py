@@ -1,0 +1,194 @@
+"""Lesson 10's presentation machinery (lessons/10_decoding.py): the toy table and its controls, the model and
+input pickers, the strategies' settings, the bar charts and tables, and the beam-search tree in Graphviz DOT."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import to_numpy
+from core.decoding import beam_paths
+from core.tasks import BOS_ID, EOS_ID, TaskInputError
+from ui import charts, links, models, panels
+from ui.i18n import md_escape, t
+
+TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
+MAX_TOY, BOUND = 12, 50.0
+DRAWS = (20, 100, 1000, 10000)
+INPUT_MAX_CHARS = 200  # the typed source (the longest task input is 32 symbols)
+MAX_WIDTH, MAX_DRAWN_STEPS, PRUNED_SHOWN = 8, 6, 3
+STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "dec.beam"}
+INPUT_ERRORS = {"empty": "dec.err_empty", "unknown_symbol": "dec.err_unknown_symbol", "too_long": "dec.err_too_long",
+                "too_short": "dec.err_too_short", "bad_format": "dec.err_bad_format"}
+EARLY = "copy_early"  # assets/checkpoints/copy_early.pt: the shipped copy model's run stopped at step 180 of 400
+BEAM_WINS = "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16"  # there greedy errs; beam search (width 3) does not
+
+
+def toy_table() -> pd.DataFrame:
+    return pd.DataFrame({"token": t("dec.toy_words").split(","), "logit": list(TOY_LOGITS)})
+
+
+def reset_toy() -> None:
+    ss = st.session_state
+    ss["dec_temp"], ss["dec_top_k"], ss["dec_top_p"], ss["dec_draws"] = 1.0, 3, 0.9, DRAWS[0]
+    panels.reset_editor("dec_toy", toy_table())
+
+
+def move_step(delta: int, n_steps: int) -> None:
+    st.session_state["dec_step"] = min(max(1, st.session_state["dec_step"] + delta), n_steps)
+
+
+def word_list(labels: list[str], mask: np.ndarray) -> str:
+    return ", ".join(f"**{md_escape(w)}**" for w, keep in zip(labels, mask) if keep)
+
+
+def table(df: pd.DataFrame, key: str) -> None:
+    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns if df[c].dtype.kind == "f"}
+    st.dataframe(df, column_config=config, width="content", key=key)
+
+
+def bars(col, values, labels, title, **kw) -> None:
+    with col:
+        st.markdown(f"##### {title}")
+        kw = {"value_title": t("dec.probability"), "ghost_title": t("dec.before")} | kw
+        st.altair_chart(charts.distribution_bars(values, labels, removed_text=t("dec.removed"),
+                                                 marked_text=t("dec.chosen"), **kw), width="content")
+
+
+def input_problem(error: TaskInputError, task) -> str:
+    return t(INPUT_ERRORS.get(error.code, "dec.err_bad_format"), part=md_escape(error.part), limit=error.limit,
+             symbols=md_escape(" ".join(task.src_vocab.symbols)), example=md_escape(task.examples(1)[0][0]))
+
+
+def quote(text: str) -> str:
+    """Text made safe inside a quoted graphviz label."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
+    """The search tree of steps lo..upto (at most MAX_DRAWN_STEPS): kept candidates and the best pruned ones."""
+    lo, paths = max(1, upto - MAX_DRAWN_STEPS + 1), beam_paths(beam)
+    out = [('digraph { rankdir=LR; bgcolor="transparent"; nodesep=0.06; ranksep=0.3; edge [arrowsize=0.5]; '
+            'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, margin="0.05,0.02"];')]
+    if lo == 1:
+        out.append('"r" [label="<bos>", fillcolor="white"];')
+    for i, path in (paths[lo - 2].items() if lo > 1 else []):
+        if path[-1] != EOS_ID:
+            tail = quote(" ".join(names[x] for x in path[-3:]))
+            out.append(f'"n{lo - 1}_{i}" [label="… {tail}", fillcolor="white"];')
+    for s in range(lo, upto + 1):
+        step, kept = beam.steps[s - 1], paths[s - 1]
+        for i in range(min(len(step.token), len(kept) + PRUNED_SHOWN)):
+            parent, token = int(step.parent[i]), int(step.token[i])
+            on_best = i in kept and kept[i] == best[:s]
+            look = ('fillcolor="#009E7355", peripheries=2' if i in kept and token == EOS_ID else
+                    'fillcolor="#56B4E966"' if i in kept else
+                    'fillcolor="white", style="rounded,dashed", fontcolor="#6E6E6E", color="#9E9E9E"')
+            pen = f', penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else ""
+            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{float(step.log_prob[i]):.2f}", {look}{pen}];')
+            source = "r" if parent == -1 else f"n{s - 1}_{parent}"
+            edge = f'penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else (
+                'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
+            out.append(f'"{source}" -> "n{s}_{i}" [{edge}];')
+    return "\n".join(out + ["}"])
+
+
+def toy_controls() -> panels.EditedMatrix:
+    """The editable logits beside T, k, p and the number of draws; returns the edited table."""
+    ss = st.session_state
+    editor_col, controls_col = st.columns([2, 3], gap="large")
+    with editor_col:
+        edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
+                                      label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
+                                      max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
+        st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
+    V = len(edited.labels)
+    ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
+    with controls_col:
+        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
+                      setting="dec_temp")
+        links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k",
+                      identity=(V,))
+        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
+        links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
+        st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
+    if edited.problems:
+        panels.problems_box(edited.problems)
+    return edited
+
+
+def model_label(choice: models.ModelChoice, lang: str) -> str:
+    """A model's name in the selector: the early snapshot says where it stopped."""
+    if choice.source != "early":
+        return choice.label(lang)
+    metrics = models.shipped(EARLY).metrics
+    return t("dec.model_early", lang, step=metrics["steps"], total=metrics["train_config"]["steps"])
+
+
+def model_and_input(lang: str) -> tuple:
+    """The model to decode with and the learner's input; returns (choice, text)."""
+    ss = st.session_state
+    early = models.shipped(EARLY)
+    choices = {c.id: c for c in [*models.choices(), models.ModelChoice("early", "copy", early.model, early.task)]}
+    ss.setdefault("dec_model", next(iter(choices)) if "session:" in next(iter(choices)) else "early:copy")
+    if ss["dec_model"] not in choices:
+        ss["dec_model"] = next(iter(choices))
+    pick_col, text_col = st.columns(2, gap="large")
+    with pick_col:
+        links.control(st.selectbox, t("dec.model"), list(choices),
+                      format_func=lambda cid, lang=lang: model_label(choices[cid], lang), setting="dec_model",
+                      identity=tuple(choices))
+    choice = choices[ss["dec_model"]]
+    example = choice.task.examples(1)[0][0]
+    text_key = f"dec_text_{choice.source}_{choice.task_name}"
+    ss.setdefault(text_key, BEAM_WINS if choice.source == "early" else example)
+    with text_col:
+        text = links.control(st.text_input, t("dec.input"), help=t("dec.input_help", example=example),
+                             max_chars=INPUT_MAX_CHARS, setting=text_key)
+    return choice, text
+
+
+def strategy_controls(Vm: int) -> dict:
+    """The three strategies' headers and their settings; returns core.sampling's strategy keywords."""
+    ss = st.session_state
+    if ss.get("dec_m_vocab") != Vm:  # a new vocabulary: top-k starts "off" (k = V)
+        ss["dec_m_vocab"], ss["dec_m_top_k"] = Vm, Vm
+    g_col, s_col, b_col = st.columns(3, gap="large")
+    with g_col:
+        st.markdown(f"#### {t('dec.greedy')}")
+        st.caption(t("dec.greedy_caption"))
+    with s_col:
+        st.markdown(f"#### {t('dec.sampling')}")
+        links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, setting="dec_m_temp")
+        links.control(st.slider, t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"), setting="dec_m_top_k",
+                      identity=(Vm,))
+        links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, setting="dec_m_top_p")
+        links.control(st.number_input, t("dec.seed"), 0, 2**31 - 1, step=1, setting="dec_m_seed")
+    with b_col:
+        st.markdown(f"#### {t('dec.beam')}")
+        links.control(st.slider, t("dec.width"), 1, MAX_WIDTH, step=1, help=t("dec.width_help"), setting="dec_width")
+        links.control(st.slider, t("dec.alpha"), 0.0, 2.0, step=0.1, help=t("dec.alpha_help"), setting="dec_alpha")
+    mk = int(ss["dec_m_top_k"])
+    return {"temperature": float(ss["dec_m_temp"]), "top_k": mk if mk < Vm else None, "top_p": float(ss["dec_m_top_p"])}
+
+
+def candidates_table(beam, names: list[str], s: int, shown: int, room: int) -> None:
+    """Step s's first `shown` candidates: the prefix each extends, its token, log-probability and status."""
+    step, paths = beam.steps[s - 1], beam_paths(beam)
+    parents = [paths[s - 2][int(step.parent[i])] if s > 1 else [] for i in range(shown)]
+    status = [t("dec.finished") if i < room and int(step.token[i]) == EOS_ID else
+              t("dec.kept") if i < room else t("dec.pruned") for i in range(shown)]
+    table(pd.DataFrame({t("dec.col_prefix"): [" ".join(names[x] for x in [BOS_ID, *q]) for q in parents],
+                        t("dec.col_token"): [names[int(x)] for x in step.token[:shown]],
+                        t("dec.col_logp"): to_numpy(step.log_prob[:shown]),
+                        t("dec.col_status"): status}), "dec_candidates")
+
+
+def final_table(beam, task, expected: str) -> None:
+    """The final beams: each answer, its tokens, whether it finished, its log-probability, score and rightness."""
+    names, hyps = task.tgt_vocab.tokens, beam.hypotheses
+    right = ["✓" if task.decode_target(h.tokens) == expected else "✗" for h in hyps]
+    table(pd.DataFrame({t("dec.col_output"): [task.decode_target(h.tokens) for h in hyps],
+                        t("dec.col_tokens_list"): [" ".join(names[x] for x in h.tokens) for h in hyps],
+                        t("dec.col_finished"): ["✓" if h.finished else "✗" for h in hyps],
+                        t("dec.col_logp"): [h.log_prob for h in hyps], t("dec.col_score"): [h.score for h in hyps],
+                        t("dec.col_right"): right},
+                       index=range(1, len(hyps) + 1)), "dec_final")
