@@ -2,6 +2,7 @@
 recomputed independently (closed-form counts written out here; saved tensors counted by hand)."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -54,3 +55,22 @@ def test_an_encoder_layer_keeps_several_times_the_example_rows():
     without_dropout = costs.saved_for_backward(layer, torch.randn(1, n, d, requires_grad=True))
     assert without_dropout < kept  # dropout's masks are kept too
     assert without_dropout >= 4 * (h * n * n + 3 * n * d + n * d_ff)  # at least the weights, Q, K, V, the hidden
+
+
+def test_cost_curves_agree_with_the_layer_count_and_cross_where_the_lesson_says():
+    d, d_ff = 16, 64
+    ns, curves = costs.cost_curves(d, d_ff)
+    assert ns[0] == 1 and ns[-1] == 8 * max(d_ff, 2 * d) and len(ns) <= 64 and all(ns[1:] > ns[:-1])
+    for i in (0, len(ns) // 2, len(ns) - 1):
+        macs = costs.encoder_layer_macs(int(ns[i]), d, d_ff)  # the table's count, part by part
+        assert curves["scores"][i] == macs["scores"] + macs["weighted_sum"]
+        assert curves["ffn"][i] == macs["feed_forward"]
+        assert curves["projections"][i] == macs["projections"]
+    cross = costs.crossovers(d, d_ff)
+    at = lambda n: int(np.searchsorted(ns, n))  # noqa: E731
+    for name, n in (("ffn", cross["scores_vs_ffn"]), ("projections", cross["scores_vs_projections"])):
+        i = at(n)
+        if ns[i] == n:  # the two curves meet exactly at the crossover the chart marks
+            assert curves["scores"][i] == curves[name][i]
+    assert (curves["scores"] > curves["ffn"])[ns > d_ff].all() and (curves["scores"] < curves["ffn"])[ns < d_ff].all()
+    assert costs.cost_curves(512, 2048)[0][-1] == 8 * 2048

@@ -8,6 +8,7 @@ softmax). Pure Python and torch; no UI code.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
@@ -129,6 +130,17 @@ def crossovers(d_model: int, d_ff: int) -> dict[str, int]:
     "scores_vs_ffn": scores + weighted sum (2 n^2 d) = FFN (2 n d d_ff) at n = d_ff;
     "scores_vs_projections": 2 n^2 d = 4 n d^2 at n = 2 d."""
     return {"order": d_model, "scores_vs_ffn": d_ff, "scores_vs_projections": 2 * d_model}
+
+
+def cost_curves(d_model: int, d_ff: int, points: int = 64) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Multiply-adds of one encoder layer's parts against the sequence length n, for the cost chart.
+
+    n runs over about `points` geometric steps (rounded, repeats dropped) from 1 to well past the crossovers
+    (8 max(d_ff, 2d), at least 128). Curves: "scores" the n^2 part (QK^T and the weighted sum, 2 n^2 d), "ffn"
+    the feed-forward (2 n d d_ff), "projections" W_Q, W_K, W_V and W_O (4 n d^2)."""
+    d = d_model
+    ns = np.unique(np.geomspace(1, max(8 * max(d_ff, 2 * d), 128), points).round())  # (points,) or fewer
+    return ns, {"scores": 2 * ns * ns * d, "ffn": 2 * ns * d * d_ff, "projections": 4 * ns * d * d}
 
 
 def layer_memory(n: int, d_model: int, heads: int, d_ff: int) -> dict[str, int]:
