@@ -87,3 +87,12 @@ def test_rotary_scores_depend_on_the_offset_and_match_rotation_matrices():
     pe = numpy_pe(40, 8)
     assert R.added[2, 6] == pytest.approx((q + pe[2]) @ (k + pe[6]), abs=1e-5)
     assert R.pair(1, [0, 1], 4)[1] == pytest.approx(tuple(turn(q, 1)[2:4]), abs=1e-6)
+
+
+def test_frequency_rows_match_the_paper_exponent_factor_and_wavelength():
+    d, pairs = 512, [0, 128, 255]
+    rows = positions.frequency_rows(pairs, d)
+    assert rows["exponent"] == [0.0, 0.5, 510 / 512]
+    np.testing.assert_allclose(rows["factor"], [10000.0 ** (2 * i / d) for i in pairs], rtol=1e-12)
+    np.testing.assert_allclose(rows["wavelength"], [2 * math.pi * 10000.0 ** (2 * i / d) for i in pairs], rtol=1e-12)
+    assert rows["factor"][1] == pytest.approx(100.0)  # 10000^(1/2): the middle pair turns once every 2π·100 positions

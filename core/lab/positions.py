@@ -53,6 +53,13 @@ def learned_table(length: int, d: int, seed: int) -> LearnedPositionalEncoding:
     return table
 
 
+def frequency_rows(pairs: list[int], d: int) -> dict[str, list[float] | np.ndarray]:
+    """For each pair i of dimensions (2i, 2i+1): the exponent 2i/d_model, the frequency factor 10000^(2i/d_model)
+    (float64) and the wavelength 2π · factor, in positions."""
+    factor = frequency_factor(torch.tensor(pairs, dtype=torch.int64), d).numpy()  # (pairs,) float64
+    return {"exponent": [2 * i / d for i in pairs], "factor": factor, "wavelength": 2 * math.pi * factor}
+
+
 def offset_dots(P: int, d: int, k: int, starts: tuple[int, ...]) -> dict:
     """PE·PEᵀ for P positions (P, P) in float64, the dot products PE_p · PE_(p+k) for the `starts` p that fit,
     the closed form Σ_i cos(k ω_i) over the complete (sin, cos) pairs, and the spread of PE_p · PE_(p+k) over
