@@ -393,7 +393,7 @@ def test_error_analysis_waits_for_training_to_stop():
 
 def test_live_curves_are_rebuilt_only_when_an_evaluation_lands():
     """Between evaluations a redraw sends the same charts (the browser leaves them as they are)."""
-    at = start(train_task="parser", train_steps=60)
+    at = start(train_task="parser", train_steps=300)  # several 0.5 s chunks even on a fast machine
     button(at, "train.start").click().run()
     seen = {}
     for _ in range(200):
