@@ -116,10 +116,12 @@ def _strict() -> bool:
     return "pytest" in sys.modules
 
 
-def number(value: float, spec: str = "", lang: str | None = None) -> str:
-    """``format(value, spec)`` with the language's marks: 1,234.5 is "1.234,5" in Spanish."""
+def number(value: float, spec: str = "", lang: str | None = None, *, tex: bool = False) -> str:
+    """``format(value, spec)`` with the language's marks: 1,234.5 is "1.234,5" in Spanish. With ``tex``, for
+    LaTeX, a comma is written ``{,}``, which TeX sets without a space."""
     decimal, thousands = MARKS[lang or current_language()]
-    return format(value, spec).translate(str.maketrans({".": decimal, ",": thousands}))
+    text = format(value, spec).translate(str.maketrans({".": decimal, ",": thousands}))
+    return text.replace(",", "{,}") if tex else text
 
 
 class _Formatter(string.Formatter):
@@ -137,8 +139,7 @@ class _Formatter(string.Formatter):
     def format_field(self, value: Any, spec: str) -> str:
         is_float = isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral))
         if is_float or (isinstance(value, numbers.Integral) and "," in spec and not isinstance(value, bool)):
-            text = number(value, spec, self.lang)
-            return text.replace(",", "{,}") if self.dollars % 2 else text
+            return number(value, spec, self.lang, tex=self.dollars % 2 == 1)
         return super().format_field(value, spec)
 
 
