@@ -4,7 +4,6 @@ Text -> WordPiece tokens (core.pretrained.encode) -> core.EncoderOnly with the p
 hook points (core.hooks.trace) -> attention of every layer and head, head patterns, one head step by step;
 several sentences -> mean pooling -> cosine similarity.
 """
-import threading
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from core.hooks import trace
 from core.lab import probing
 from core.model import Embeddings, EncoderOnly
 from ui import charts, links, panels, scenes, state
+from ui.minilm import minilm
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -28,14 +28,6 @@ MOSTLY = 0.5  # a head "mostly" does a pattern when more than half of its attent
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view cap
 PATTERN_NAMES = {"previous": "real.pattern_previous", "next": "real.pattern_next",
                  "same_word": "real.pattern_same_word", "special": "real.pattern_special"}  # core.pretrained.PATTERNS
-
-
-@st.cache_resource(show_spinner=False)
-def minilm():
-    """The model and tokenizer, loaded once per process and shared read-only (eval mode, no gradients).
-
-    The lock serialises runs: hooks are attached to the shared modules, so two sessions must not trace at once."""
-    return pretrained.load_model(), pretrained.load_tokenizer(), threading.Lock()
 
 
 def check(text_a: str, text_b: str, tokenizer) -> str | None:

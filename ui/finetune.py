@@ -7,7 +7,6 @@ the lock, so one session's hooks never see another session's sentences.
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import altair as alt
@@ -15,21 +14,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import pretrained
 from core.lab import finetune as ft
 
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
 from .i18n import t
+from .minilm import minilm
 
 PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes, legend around it
 RUN_COLORS = {"frozen": PALETTE["query"], "finetune": PALETTE["highlight"], "random": PALETTE["masked"]}
 TOPIC_COLORS = CATEGORICAL[:4]
-
-
-@st.cache_resource(show_spinner=False)
-def minilm():
-    """(model, tokenizer, lock): MiniLM-L6 in eval mode with gradients off, shared by all sessions."""
-    return pretrained.load_model(), pretrained.load_tokenizer(), threading.Lock()
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
