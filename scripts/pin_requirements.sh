@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates requirements.txt from requirements.in (one version of every package for Python 3.11, 3.12 and 3.13)
 # and checks, for Linux x86_64 and aarch64 on each of those Pythons, that installing it from PyPI selects no
-# nvidia-*, cuda-* or triton package except where the README says so (PyPI's torch on Linux x86_64, Python 3.11).
+# nvidia-*, cuda-* or triton package except where the README says so (PyPI's torch on Linux x86_64 with exactly
+# Python 3.11.7, the Python of this project's machines).
 #
 #   bash scripts/pin_requirements.sh [CPU_TORCH_WHEEL]   # needs `uv` on PATH
 #
@@ -20,11 +21,13 @@ uv=(uv pip compile --no-config --index-url https://pypi.org/simple --no-header -
 
 cpu="https://download.pytorch.org/whl/cpu"
 linux='sys_platform == "linux"'
+machines_python=3.11.7  # this project's machines: pip finds the CPU wheel on their disk (PyTorch's site is unreachable)
 TORCH_LINES="# torch 2.13.0. Linux: PyPI's build is the CUDA one (about 2.6 GB of nvidia-* packages and triton), so each Linux
-# Python takes PyTorch's CPU wheel by URL (its SHA-256 checked), except Python 3.11 on x86_64, which takes the
-# PyPI release: on this project's machines pip serves the CPU wheel from disk there (the URL is unreachable from
-# them); on other hosts see the README, \"CPU or GPU torch\". macOS and Windows: PyPI's build is CPU-only.
-torch==2.13.0 ; sys_platform != \"linux\" or (platform_machine == \"x86_64\" and python_version == \"3.11\")
+# Python takes PyTorch's CPU wheel by URL (its SHA-256 checked), except exactly Python 3.11.7 on x86_64, the Python
+# of this project's machines, which takes the PyPI release: pip serves the CPU wheel from their disk (the URL is
+# unreachable from them). macOS and Windows: PyPI's build is CPU-only. README: \"CPU or GPU torch\".
+torch==2.13.0 ; sys_platform != \"linux\" or (platform_machine == \"x86_64\" and python_full_version == \"$machines_python\")
+torch @ $cpu/torch-2.13.0%2Bcpu-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b ; $linux and platform_machine == \"x86_64\" and python_version == \"3.11\" and python_full_version != \"$machines_python\"
 torch @ $cpu/torch-2.13.0%2Bcpu-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=4ca4a9394b0c771238a4f73590fdbbc4debad85ed0fa63d026ae1b085da7d6e2 ; $linux and platform_machine == \"x86_64\" and python_version == \"3.12\"
 torch @ $cpu/torch-2.13.0%2Bcpu-cp313-cp313-manylinux_2_28_x86_64.whl#sha256=3fbf9c9d1f3c10c2d59d04aca426dee9ccc6ceb32d255c61e93acc3b4f75fae6 ; $linux and platform_machine == \"x86_64\" and python_version == \"3.13\"
 torch @ $cpu/torch-2.13.0%2Bcpu-cp311-cp311-manylinux_2_28_aarch64.whl#sha256=84453b69508ec79902f899c5ed9495acb9e2bbe9fda5f1d5d6f19e3c3842e1a7 ; $linux and platform_machine == \"aarch64\" and python_version == \"3.11\"
@@ -59,14 +62,14 @@ echo "torch @ $stand_in" > "$work/override.txt"
 sed -E "s#^torch @ $cpu/[^ ]+#torch @ $stand_in#" requirements.txt > "$work/check.txt"
 status=0
 for machine in x86_64 aarch64; do
-    for python in 3.11 3.12 3.13; do
+    for python in 3.11 $machines_python 3.12 3.13; do
         resolved="$("${uv[@]}" "$work/check.txt" --python-version "$python" --python-platform "$machine-manylinux_2_28" \
                     --only-binary :all:)"
         gpu="$(grep -E '^(nvidia-|cuda-|triton)' <<<"$resolved" | cut -d= -f1 | tr '\n' ' ' || true)"
         torch="$(grep -E '^torch' <<<"$resolved" | sed "s#$stand_in#CPU wheel by URL#")"
-        printf 'linux %-7s python %s: %2d packages, %s, GPU packages: %s\n' "$machine" "$python" \
+        printf 'linux %-7s python %-6s: %2d packages, %s, GPU packages: %s\n' "$machine" "$python" \
             "$(grep -c . <<<"$resolved")" "$torch" "${gpu:-none}"
-        if [ -n "$gpu" ] && ! [ "$machine/$python" = x86_64/3.11 ]; then status=1; fi
+        if [ -n "$gpu" ] && ! [ "$machine/$python" = "x86_64/$machines_python" ]; then status=1; fi
     done
 done
 exit $status

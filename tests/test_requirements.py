@@ -13,6 +13,7 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = ("3.11", "3.12", "3.13")
+MACHINES_PYTHON = "3.11.7"  # this project's machines: pip serves PyPI's torch pin from a CPU wheel on their disk
 CPU_URL = re.compile(r"https://download\.pytorch\.org/whl/cpu/torch-2\.13\.0%2Bcpu-cp(\d+)-cp\1-manylinux_2_28_(\w+)"
                      r"\.whl#sha256=[0-9a-f]{64}")
 
@@ -23,8 +24,10 @@ def requirements(name: str) -> list[str]:
 
 
 def environment(system: str, machine: str, python: str) -> dict[str, str]:
-    return {"sys_platform": system, "platform_machine": machine, "python_version": python,
-            "python_full_version": f"{python}.0", "platform_system": system.capitalize()}
+    """Markers for `python`, "3.11" (any patch release but this project's) or a full version such as "3.11.7"."""
+    full = python if python.count(".") == 2 else f"{python}.12"
+    return {"sys_platform": system, "platform_machine": machine, "python_version": full.rsplit(".", 1)[0],
+            "python_full_version": full, "platform_system": system.capitalize()}
 
 
 def parsed(name: str) -> list[Requirement]:
@@ -40,7 +43,7 @@ def test_every_runtime_package_is_pinned_and_no_index_is_named():
     assert wanted <= {canonicalize_name(req.name) for req in parsed("requirements.txt")}
 
 
-@pytest.mark.parametrize("python", PYTHONS)
+@pytest.mark.parametrize("python", PYTHONS + (MACHINES_PYTHON,))
 @pytest.mark.parametrize("system,machine", [("linux", "x86_64"), ("linux", "aarch64"), ("darwin", "arm64"),
                                             ("win32", "AMD64")])
 def test_exactly_one_torch_and_it_is_the_cpu_build(system, machine, python):
@@ -49,10 +52,22 @@ def test_exactly_one_torch_and_it_is_the_cpu_build(system, machine, python):
                if req.name == "torch" and (req.marker is None or req.marker.evaluate(env))]
     assert len(torches) == 1
     found = CPU_URL.fullmatch(torches[0].url or "")
-    if system == "linux" and (machine, python) != ("x86_64", "3.11"):
-        assert found and found.groups() == (python.replace(".", ""), machine)
+    if system == "linux" and (machine, python) != ("x86_64", MACHINES_PYTHON):
+        assert found and found.groups() == (env["python_version"].replace(".", ""), machine)
     else:  # PyPI's release: CPU-only on macOS and Windows; on this project's machines pip serves the CPU wheel
         assert torches[0].url is None and str(torches[0].specifier) == "==2.13.0"
+
+
+def test_this_machines_python_takes_the_wheel_on_its_disk():
+    """The exception is exact: on this project's machines (Python 3.11.7 with the CPU wheel on disk) no URL is
+    asked for, since PyTorch's site is unreachable from them."""
+    import platform
+    import sys
+
+    wheel = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+    if not wheel.exists() or sys.platform != "linux" or platform.machine() != "x86_64":
+        pytest.skip("not one of this project's machines")
+    assert platform.python_version() == MACHINES_PYTHON
 
 
 def test_other_packages_are_one_version_for_every_python():
