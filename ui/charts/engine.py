@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 import altair as alt
+from altair.utils import schemapi
 
 from .numbers import locale_spec
 from .palette import PALETTE
@@ -57,6 +58,10 @@ class _VConcatChart(_Unvalidated, alt.VConcatChart):
 _UNVALIDATED = MappingProxyType({alt.Chart: _Chart, alt.LayerChart: _LayerChart, alt.FacetChart: _FacetChart,
                                  alt.HConcatChart: _HConcatChart, alt.VConcatChart: _VConcatChart})
 
+
+# Altair's debug mode (on by default) also validates every schema object as it is built (each alt.X, alt.Color,
+# alt.Scale...): about a sixth of the server's time on a lesson of heatmaps. Off for the same reason as above.
+schemapi.disable_debug_mode()
 
 TITLE_CHARACTERS = 48  # a longer title is written on several lines, so it never widens its chart
 

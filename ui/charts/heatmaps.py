@@ -11,6 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from . import numbers
 from .describe import _describe, _heat_description, _listed, _span, _t
 from .engine import (_DEFAULT_TEXT, _PAD, FIRST_DIMENSION, LABEL_FONT, TITLE_FONT, ChartText, _finish,
                      _gradient_legend, _plain_axis, _series_legend, _title, unique_labels)
@@ -33,16 +34,17 @@ def matrix_frame(values: np.ndarray, row_labels: Sequence[object], col_labels: S
     flat = values.ravel()  # (n_rows * n_cols,): cell (i, j) at i * n_cols + j
     finite = np.isfinite(flat)
     cells = flat.tolist()
+    lang = numbers.language()  # once: asking the session per cell cost more than building the frame
     df = pd.DataFrame({
         "row": [r for r in rows for _ in cols], "col": cols * n_rows,
         "i": np.repeat(np.arange(n_rows), n_cols), "j": np.tile(np.arange(n_cols), n_rows),
         "value": [v if ok else None for v, ok in zip(cells, finite.tolist())], "finite": finite,
-        "exact": [exact(v) for v in cells], "text": [short_number(v) for v in cells],
+        "exact": [exact(v, lang) for v in cells], "text": [short_number(v, lang) for v in cells],
         "dark": _dark(flat, kind, domain)})
     if kind in MASK_SCALES:  # 1, 0, −∞ as written, and what they mean
         names = {True: _t("chart.kept"), False: _t("chart.blocked")}
         df["category"] = [names[bool(k)] for k in kept(flat, kind)]
-        df["text"] = [f"{v:.0f}" if np.isfinite(v) and v.is_integer() else short_number(v) for v in cells]
+        df["text"] = [f"{v:.0f}" if np.isfinite(v) and v.is_integer() else short_number(v, lang) for v in cells]
         df["exact"] = [f"{text} ({name})" for text, name in zip(df["text"], df["category"])]
     return df
 
