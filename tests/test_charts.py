@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import pytest
 
 from ui import charts
@@ -247,3 +249,18 @@ def test_cell_text_is_sent_only_when_written():
     big = dataset(charts.heatmap(np.eye(20), range(20), range(20)).to_dict())
     assert {"text", "dark"} <= set(small[0]) and not {"text", "dark"} & set(big[0])
     assert {"row", "col", "i", "j", "value", "finite", "exact"} <= set(big[0])
+
+
+def test_layer_builds_the_same_spec_as_altair_with_or_without_anything_to_lift():
+    """charts.engine.layer skips Altair's search of the layers only when they hold nothing to lift; either way the
+    spec is Altair's own."""
+    from ui.charts.engine import _finish, layer
+
+    df = pd.DataFrame({"x": [0, 1], "y": [1.0, 2.0]})
+    bare = [alt.Chart().mark_line().encode(x="x:Q", y="y:Q"), alt.Chart().mark_point().encode(x="x:Q", y="y:Q")]
+    with_data = [alt.Chart(df).mark_line().encode(x="x:Q", y="y:Q").properties(width=120),
+                 alt.Chart(df).mark_point().encode(x="x:Q", y="y:Q")]
+    for layers, kwargs in ((bare, {"data": df}), (with_data, {})):
+        ours = _finish(layer(*layers, **kwargs), height=90).to_dict(validate=True)
+        theirs = _finish(alt.layer(*layers, **kwargs), height=90).to_dict(validate=True)
+        assert ours == theirs

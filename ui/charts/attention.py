@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from .describe import _describe, _listed, _t
-from .engine import _DEFAULT_TEXT, _PAD, ChartText, _finish, _gradient_legend, _series_legend, _title, unique_labels
+from .engine import (_DEFAULT_TEXT, _PAD, ChartText, _finish, _gradient_legend, _series_legend, _title, layer,
+                     unique_labels)
 from .numbers import exact
 from .palette import GRID_EMPTY, HEAD_COLORS, PALETTE, WEIGHT_STOPS, legend_title, png_data_url, ramp_image
 
@@ -84,7 +85,7 @@ def head_view(weights: np.ndarray, tokens: Sequence[object], heads: Sequence[int
     words = _token_columns(labels, n_q, n_k, y_scale, 13 if row >= 20 else 12, pick)
     body = _t("a11y.head_view", query=text.row, key=text.column, weight=text.value, head=head_title,
               heads=_listed(names), tokens=_listed(labels))
-    return _finish(alt.layer(drawn, *words), frame=False, width=300, height=row * longest, autosize=_PAD,
+    return _finish(layer(drawn, *words), frame=False, width=300, height=row * longest, autosize=_PAD,
                    title=_title(title), description=_describe(_t("a11y.head_view_kind"), title, body))
 
 
@@ -153,5 +154,5 @@ def attention_grid(weights: np.ndarray, row_names: Sequence[str], col_names: Seq
     if _listed(row_names) or _listed(col_names):
         body += "; " + _t("a11y.grid_names", rows=_listed(row_names), cols=_listed(col_names))
     names = _grid_names(row_names, col_names, left, top, (ph, pw), (ih, iw), px, py)
-    return _finish(alt.layer(image, hover, *names, legend), frame=False, width=width, height=height, autosize=_PAD,
+    return _finish(layer(image, hover, *names, legend), frame=False, width=width, height=height, autosize=_PAD,
                    title=_title(title), description=_describe(_t("a11y.grid_kind"), title, body))

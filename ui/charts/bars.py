@@ -10,7 +10,7 @@ import pandas as pd
 
 from .describe import _describe, _listed, _pairs, _t, _titled
 from .engine import (_PAD, FIRST_DIMENSION, LABEL_FONT, TITLE_FONT, _finish, _plain_axis, _series_legend, _title,
-                     dimension_labels, unique_labels)
+                     dimension_labels, layer, unique_labels)
 from .numbers import exact, number, short_number
 from .palette import CATEGORICAL, PALETTE
 
@@ -54,8 +54,8 @@ def _bar_chart(values: Sequence[float], labels: Sequence[object], texts: list[st
         **{k: v if not isinstance(v, str) else alt.ColorValue(v) for k, v in label.items()}))
     unused = ["ghost", "exact_ghost"] * (ghost is None) + ["kept"] * all(kept) + ["marked"] * (marked is None)
     description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, texts)}")
-    return _finish(alt.layer(*layers, data=df.drop(columns=unused)), width=width, height=max(60, row_height * n), autosize=_PAD,
-                   title=_title(title), description=description)
+    return _finish(layer(*layers, data=df.drop(columns=unused)), width=width, height=max(60, row_height * n),
+                   autosize=_PAD, title=_title(title), description=description)
 
 
 def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
@@ -113,7 +113,7 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
         x=x, y=alt.Y("total:Q"), tooltip=[alt.Tooltip("dim:N", title=dim_title), alt.Tooltip("exact:N", title="Σ")])
     body = _t("a11y.stacked", value=value_title, dim=dim_title, dims=_listed(dims), word=word_title,
               words=_listed(names), totals=_pairs(dims, [short_number(v) for v in sums]))
-    return _finish(alt.layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title),
+    return _finish(layer(stacked, tick), width=width, height=260, autosize=_PAD, title=_title(title),
                    description=_describe(_t("a11y.stacked_kind"), title, body))
 
 
@@ -142,7 +142,7 @@ def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *,
         mean = alt.Chart(means).mark_point(shape="diamond", filled=True, size=110, color=PALETTE["ink"]).encode(
             x=alt.X("mean:Q"), y=y, tooltip=[alt.Tooltip("row:N", title=row_title or " "),
                                              alt.Tooltip("exact:N", title=mean_title)])
-        charts.append(_finish(alt.layer(ticks, mean), top=False, width=width, height=max(60, 30 * len(rows)),
+        charts.append(_finish(layer(ticks, mean), top=False, width=width, height=max(60, 30 * len(rows)),
                               title=_title(title, TITLE_FONT)))
     body = _t("a11y.strips", panels=_listed(list(panels)), row_title=_titled(row_title), rows=_listed(rows),
               value=value_title, mean=mean_title)

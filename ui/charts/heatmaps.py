@@ -14,7 +14,7 @@ import pandas as pd
 from . import numbers
 from .describe import _describe, _heat_description, _listed, _span, _t
 from .engine import (_DEFAULT_TEXT, _PAD, FIRST_DIMENSION, LABEL_FONT, TITLE_FONT, ChartText, _finish,
-                     _gradient_legend, _plain_axis, _series_legend, _title, unique_labels)
+                     _gradient_legend, _plain_axis, _series_legend, _title, layer, unique_labels)
 from .numbers import exact, short_number
 from .palette import IMAGE_STOPS, MASK_SCALES, PALETTE, Scale, _dark, color_scale, colour_image, kept, png_data_url
 from .palette import legend_title as by_kind
@@ -123,7 +123,7 @@ def heatmap(values: np.ndarray, row_labels: Sequence[object], col_labels: Sequen
     text = text._replace(value=legend_title or by_kind(scale, text.value))
     df, color = _matrix_data(values, row_labels, col_labels, scale, show_values)
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
-    chart = alt.layer(*_heat_layers(df, rows, cols, scale, color, text, show_values, cell, x_title, y_title), data=df)
+    chart = layer(*_heat_layers(df, rows, cols, scale, color, text, show_values, cell, x_title, y_title), data=df)
     mask = kept(values, scale) if scale in MASK_SCALES else None
     return _finish(chart, width=cell[0] * n_cols, height=cell[1] * n_rows, autosize=_PAD, title=_title(title),
                    description=_heat_description(values, rows, cols, text.value, title, x_title, y_title, mask))
@@ -144,7 +144,7 @@ def facet_heatmaps(matrices: Sequence[np.ndarray], panel_titles: Sequence[str], 
     rows, cols = unique_labels(row_labels), unique_labels(col_labels)
     w, h = _cell_size(n_rows, n_cols)
     cell = (max(2, w * 2 // 3), max(2, h * 2 // 3))
-    layered = alt.layer(*_heat_layers(df, rows, cols, scale, color, text, show_values, cell, None, None), data=df)
+    layered = layer(*_heat_layers(df, rows, cols, scale, color, text, show_values, cell, None, None), data=df)
     layered = _finish(layered, top=False, width=cell[0] * n_cols, height=cell[1] * n_rows)
     header = alt.Header(labelFontSize=TITLE_FONT, labelFontWeight="bold", title=None)
     facet = layered.facet(facet=alt.Facet("panel:N", sort=titles, header=header), columns=columns)
@@ -191,5 +191,5 @@ def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title
         color=alt.Color("value:Q", scale=ramp, legend=_gradient_legend(value_title)))
     low, high = _span(values)
     body = _t("a11y.image", rows=rows, cols=cols, y=y_title, x=x_title, value=value_title, low=low, high=high)
-    return _finish(alt.layer(image, axes), width=width, height=height, autosize=_PAD, title=_title(title),
+    return _finish(layer(image, axes), width=width, height=height, autosize=_PAD, title=_title(title),
                    description=_describe(_t("a11y.heatmap_kind"), title, body))

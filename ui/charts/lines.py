@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .describe import _describe, _lines_description, _listed, _number, _pairs, _t
-from .engine import _PAD, LABEL_FONT, _finish, _plain_axis, _series_legend, _title, unique_labels
+from .engine import _PAD, LABEL_FONT, _finish, _plain_axis, _series_legend, _title, layer, unique_labels
 from .numbers import joined, pair
 from .palette import CATEGORICAL, PALETTE
 
@@ -71,7 +71,7 @@ def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_ti
     encoding = _log_log(x, series, x_title, y_title, colors, ticks, alt.Scale(type="log", base=2), 400)
     line = alt.Chart(df).mark_line(strokeWidth=2.5).encode(**encoding)
     dots = alt.Chart(df).mark_point(filled=True, size=40, opacity=1).encode(**encoding)
-    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
+    return _finish(layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
                    description=_lines_description(_t("a11y.loglog_kind"), title, x, x_title, y_title, list(series)))
 
 
@@ -101,7 +101,7 @@ def cost_curves(x: Sequence[float], series: dict[str, Sequence[float]], marks: S
     if every:
         marked = _pairs([name for name, _ in every], [_number(v) for _, v in every])
         description += "; " + _t("a11y.marks", marks=marked)
-    return _finish(alt.layer(drawn, rule, now_rule, label), width=560, height=320, autosize=_PAD,
+    return _finish(layer(drawn, rule, now_rule, label), width=560, height=320, autosize=_PAD,
                    title=_title(title), description=description)
 
 
@@ -140,7 +140,7 @@ def run_lines(runs: Sequence[tuple[str, str, Sequence[float | None]]], *, x_titl
     dots = alt.Chart(df).mark_point(filled=True, size=36, opacity=1).encode(**encoding)
     body = _t("a11y.runs", y=y_title, x=x_title, color=color_title, colors=_listed(color_groups), dash=dash_title,
               dashes=_listed(dash_groups))
-    return _finish(alt.layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
+    return _finish(layer(line, dots), width=width, height=height, autosize=_PAD, title=_title(title),
                    description=_describe(_t("a11y.lines_kind"), title, body))
 
 
@@ -174,5 +174,5 @@ def plane_arrows(points: Sequence[tuple[float, float]], labels: Sequence[str], c
             x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), detail=alt.Detail("ring:N"),
             order=alt.Order("order:Q")))
     body = f"{axes}: " + _pairs(names, [pair(a, b) for a, b in pts])
-    return _finish(alt.layer(*layers), width=size, height=size, autosize=_PAD, title=_title(title),
+    return _finish(layer(*layers), width=size, height=size, autosize=_PAD, title=_title(title),
                    description=_describe(_t("a11y.arrows_kind"), title, body))
