@@ -2,10 +2,9 @@
 
 Every tensor is computed by core's modules (FeedForward, EncoderLayer, DecoderLayer) with weights drawn by
 core.init_parameters from the seed, on toy embeddings, in eval mode (dropout off) except in the dropout demo.
+The panels, charts, tables and the decoder's sentence box that are not the story live in ui/block_views.py.
 """
-import altair as alt
 import numpy as np
-import pandas as pd
 import streamlit as st
 import torch
 
@@ -13,51 +12,18 @@ import core
 from core.lab import blocks
 from core.lab.blocks import GPT2
 from core.layers import ACTIVATION
-from ui import charts, links, panels, parts, scenes, state, tokens
-from ui.i18n import current_language, md_escape, t
+from ui import block_views as views, links, panels, parts, scenes, state, tokens
+from ui.i18n import number, t
 from ui.presentation import prose
 
-MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
 MAX_LAYERS = 12
 TARGET_DEFAULT = "el tiempo vuela como una flecha"  # the decoder's side: a translation of the shared sentence
-TARGET_MAX_CHARS = 300
-ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
-FAMILIES = ("enc", "dec", "encdec")  # blocks.fam_<family>_name, _attn, _use
 
 
 ffn_stages = st.cache_data(max_entries=32, show_spinner=False)(blocks.ffn_stages)
 residual_experiment = st.cache_data(max_entries=32, show_spinner=False)(blocks.residual_experiment)
 trace_layers = st.cache_data(max_entries=16, show_spinner=False)(blocks.trace_layers)
 gpt2_block = st.cache_data(max_entries=4, show_spinner=False)(blocks.gpt2_block)
-
-
-def layer_lines(layers: list[int], series: dict, y_title: str, title: str):
-    """charts.lines narrowed to fit half the page, whole-number layer ticks, the legend underneath."""
-    chart = charts.lines(layers, series, x_title=t("blocks.layer"), y_title=y_title, title=title,
-                         colors=[charts.PALETTE["query"], charts.PALETTE["key"]])
-    axis = alt.Axis(title=t("blocks.layer"), tickMinStep=1, format="d", labelFontSize=12, titleFontSize=14)
-    return chart.encode(x=alt.X("x:Q", axis=axis)).properties(width=320).configure_legend(orient="bottom")
-
-
-def big(n: int) -> str:
-    """A whole number with its digits grouped: 7,084,800 in English, 7 084 800 in Spanish (RAE: a space)."""
-    return f"{n:,}".replace(",", "," if current_language() == "en" else "\u00a0")
-
-
-def hook_text(name: str) -> str:
-    """What a traced tensor is, from its name: 'norm_ff.hook_std' -> the description of norm.hook_std."""
-    return t("blocks.hook." + blocks.hook_kind(name))
-
-
-def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
-    """A matrix panel of at most MAX_CELLS cells: a wide matrix shows its first columns and says so."""
-    total = matrix.shape[1]
-    shown = matrix[:, :max(1, min(total, MAX_CELLS // max(1, matrix.shape[0])))]
-    cols = list(range(total)) if cols is None else cols
-    if shown.shape[1] < total:
-        caption = (caption + " " + t("blocks.sliced", shown=shown.shape[1], total=total)).strip()
-    panels.matrix_panel(shown, title=title, key=key, row_labels=rows, col_labels=cols[:shown.shape[1]],
-                        scale=scale, caption=caption or None, max_width=width)
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -96,8 +62,8 @@ def block_controls() -> tuple[int, str, bool]:
         links.control(st.select_slider, t("blocks.d_ff"), options=list(range(1, 9)),
                       format_func=lambda k: f"{k * d} ({k}×)", help=t("blocks.d_ff_help"), setting="blk_ff_ratio")
     with act_col:
-        links.control(st.radio, t("blocks.activation"), list(ACTIVATION), format_func=ACT_NAME.get, horizontal=True,
-                      setting="blk_activation")
+        links.control(st.radio, t("blocks.activation"), list(ACTIVATION), format_func=views.ACT_NAME.get,
+                      horizontal=True, setting="blk_activation")
     with norm_col:
         links.control(st.radio, t("blocks.norm_first"), [True, False], horizontal=True,
                       help=t("blocks.norm_first_help"), setting="blk_norm_first",
@@ -112,27 +78,15 @@ def ffn(stages: list[np.ndarray], ff_params: int, d_ff: int, activation: str, ze
     st.latex(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \quad W_1 \in \mathbb{R}^{d_{model} \times d_{ff}},"
              r"\ W_2 \in \mathbb{R}^{d_{ff} \times d_{model}}")
     st.latex(r"\mathrm{ReLU}(z) = \max(0, z), \qquad \mathrm{GELU}(z) = z\,\Phi(z)")
-    z = torch.linspace(-4, 4, 161)  # (161,)
-    curves = {ACT_NAME[name]: core.to_numpy(module()(z)) for name, module in ACTIVATION.items()}  # each (161,)
     curve_col, size_col = st.columns([2, 1], gap="large")
     with curve_col:
-        st.altair_chart(charts.lines(core.to_numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
-                                     title=t("blocks.curves_title")), width="content")
+        views.activation_curves()
     with size_col:
-        st.markdown(t("blocks.ffn_size", d=d, d_ff=d_ff, params=big(ff_params), weights=big(2 * d * d_ff),
-                      biases=big(d_ff + d)))
-        st.metric(t("blocks.zero_fraction", act=ACT_NAME[activation]), f"{zero:.1%}")
+        st.markdown(t("blocks.ffn_size", d=d, d_ff=d_ff, params=ff_params, weights=2 * d * d_ff, biases=d_ff + d))
+        st.metric(t("blocks.zero_fraction", act=views.ACT_NAME[activation]), number(zero, ".1%"))
     st.subheader(t("blocks.stages_header"))
     st.caption(t("blocks.toy_note"))
-    cap = max(1, MAX_CELLS // len(words))  # columns drawn per matrix
-    narrow = max(200, 900 * min(d, cap) // min(d_ff, cap))  # d_model-wide panels drawn narrower than d_ff-wide ones
-    titles = ((t("blocks.X_title"), "blk_X", t("blocks.X_caption")),
-              (t("blocks.pre_title"), "blk_pre", t("blocks.pre_caption", d_ff=d_ff)),
-              (t("blocks.hidden_title", act=ACT_NAME[activation]), "blk_hidden",
-               t(f"blocks.hidden_caption_{activation}")),
-              (t("blocks.out_title"), "blk_ffn_out", t("blocks.out_caption")))
-    for matrix, (title, key, caption) in zip(stages, titles):
-        panel(matrix, title, key, words, caption=caption, width=900 if matrix.shape[1] == d_ff else narrow)
+    views.stage_panels(stages, words, d, d_ff, activation)
 
 
 @st.fragment
@@ -141,7 +95,8 @@ def dropout(Y: np.ndarray) -> None:
     st.header(t("blocks.dropout_header"))
     prose(t("blocks.dropout_intro"))
     st.latex(rf"\text{{{t('blocks.train_word')}: }} \mathrm{{Dropout}}(x)_i = \frac{{m_i\, x_i}}{{1 - p}},\ "
-             rf"m_i \sim \mathrm{{Bernoulli}}(1 - p) \qquad \text{{{t('blocks.eval_word')}: }} \mathrm{{Dropout}}(x) = x")
+             rf"m_i \sim \mathrm{{Bernoulli}}(1 - p) \qquad "
+             rf"\text{{{t('blocks.eval_word')}: }} \mathrm{{Dropout}}(x) = x")
     p_col, mode_col = st.columns([3, 2], gap="large", vertical_alignment="bottom")
     with p_col:
         links.control(st.slider, t("blocks.p"), 0.0, 0.9, step=0.05, help=t("blocks.p_help"), setting="blk_dropout")
@@ -155,16 +110,17 @@ def dropout(Y: np.ndarray) -> None:
     if training:
         survivors = kept.astype(bool)
         st.markdown(t("blocks.dropout_stats", zeroed=int((~survivors).sum()), total=kept.size,
-                      frac=f"{1 - survivors.mean():.3f}", p=f"{p:.2f}", scale=f"{1 / (1 - p):.4f}",
-                      mean_in=f"{Y.mean():.4f}", mean_out=f"{dropped.mean():.4f}"))
+                      frac=1 - float(survivors.mean()), p=p, scale=1 / (1 - p), mean_in=float(Y.mean()),
+                      mean_out=float(dropped.mean())))
     else:
         st.info(t("blocks.eval_identity"), icon=":material/visibility:")
     keep_col, drop_col = st.columns(2, gap="large")
     with keep_col:
-        panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="mask", caption=t("blocks.mask_caption"),
-              width=420)
+        views.panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="mask", caption=t("blocks.mask_caption"),
+                    width=420)
     with drop_col:
-        panel(dropped, t("blocks.dropped_title"), "blk_dropped", words, caption=t("blocks.dropped_caption"), width=420)
+        views.panel(dropped, t("blocks.dropped_title"), "blk_dropped", words, caption=t("blocks.dropped_caption"),
+                    width=420)
 
 
 @st.fragment
@@ -178,53 +134,11 @@ def residual(d_ff: int, activation: str, norm_first: bool) -> None:
                   width=480)
     n_layers = int(ss["blk_layers"])
     stats = residual_experiment(tuple(words), d, h, d_ff, activation, norm_first, n_layers, seed, device)
-    norms = {t(f"blocks.{k}_residual"): [s[0] for s in v] for k, v in stats.items()}
-    similar = {t(f"blocks.{k}_residual"): [s[1] for s in v] for k, v in stats.items()}
-    layer_axis = list(range(n_layers + 1))
-    norm_col, sim_col = st.columns(2, gap="large")
-    with norm_col:
-        st.altair_chart(layer_lines(layer_axis, norms, t("blocks.norm_axis"), t("blocks.norm_title")), width="content")
-    with sim_col:
-        if len(words) > 1:
-            st.altair_chart(layer_lines(layer_axis, similar, t("blocks.cos_axis"), t("blocks.cos_title")),
-                            width="content")
-        else:
-            st.info(t("blocks.cos_one_token"), icon=":material/info:")
-    st.caption(t("blocks.residual_caption"))
-    if settings.show_numbers:
-        numbers = {t("blocks.layer"): layer_axis} | {f"{k} · {t('blocks.norm_axis')}": v for k, v in norms.items()}
-        if len(words) > 1:
-            numbers |= {f"{k} · {t('blocks.cos_axis')}": v for k, v in similar.items()}
-        st.dataframe(pd.DataFrame(numbers), hide_index=True, key="blk_residual_numbers",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in list(numbers)[1:]})
-    last = {k: v[-1] for k, v in stats.items()}
-    st.markdown(t("blocks.notice_residual", n=n_layers, w=f"{last['with'][0]:.2f}", wo=f"{last['without'][0]:.2f}",
-                  x0=f"{stats['with'][0][0]:.2f}"))
+    views.residual_charts(stats, len(words) > 1, settings.show_numbers)
+    first, last = stats["with"][0], {k: v[-1] for k, v in stats.items()}  # (norm, cosine) of the input, the output
+    st.markdown(t("blocks.notice_residual", n=n_layers, w=last["with"][0], wo=last["without"][0], x0=first[0]))
     if len(words) > 1:
-        st.markdown(t("blocks.notice_similar", sw=f"{last['with'][1]:.2f}", swo=f"{last['without'][1]:.2f}"))
-
-
-def target_tokens() -> list[str]:
-    """The decoder's sentence from its text box: an empty box keeps the last sentence; cut to seq_len tokens."""
-    links.control(st.text_input, t("blocks.target"), max_chars=TARGET_MAX_CHARS,
-                  help=t("blocks.target_help", n=settings.seq_len), setting="blk_target_text")
-    if ss["blk_target_text"].split():
-        ss["blk_target"] = ss["blk_target_text"]
-    else:
-        st.warning(t("blocks.target_empty", kept=md_escape(ss["blk_target"])), icon=":material/edit_off:")
-    target = ss["blk_target"].split()
-    if len(target) > settings.seq_len:
-        st.info(t("blocks.target_truncated", n=len(target), seq_len=settings.seq_len), icon=":material/content_cut:")
-    return target[:settings.seq_len]
-
-
-def sublayer_tables(traced: dict) -> None:
-    """Each layer's residual sub-layers: the LayerNorm before and the hook after."""
-    for kind, (_, rows) in traced.items():
-        st.markdown(t(f"blocks.{kind}_sublayers", n=len(rows)))
-        table = pd.DataFrame([{t("blocks.col_sublayer"): t(f"blocks.sub_{kind}_{sub}"), t("blocks.col_norm"): norm,
-                               t("blocks.col_after"): after} for norm, sub, after in rows])
-        st.table(table.set_axis(pd.RangeIndex(1, len(table) + 1, name="#")))
+        st.markdown(t("blocks.notice_similar", sw=last["with"][1], swo=last["without"][1]))
 
 
 @st.fragment
@@ -232,35 +146,19 @@ def layers(d_ff: int, activation: str, norm_first: bool) -> None:
     """Part 4: an encoder layer and a decoder layer traced, any hook tensor drawn; its controls rerun this part."""
     st.header(t("blocks.layers_header"))
     prose(t("blocks.layers_intro"))
-    target = target_tokens()
+    target = views.target_tokens(settings.seq_len)
     traced = trace_layers(tuple(words), tuple(target), d, h, d_ff, activation, norm_first, seed, device)
-    sublayer_tables(traced)
+    views.sublayer_tables(traced)
     links.control(st.radio, t("blocks.trace_kind"), ["encoder", "decoder"], horizontal=True,
                   format_func=lambda k: t(f"blocks.kind_{k}", lang), setting="blk_trace_kind")
     kind = ss["blk_trace_kind"]
     tensors = traced[kind][0]
-    st.dataframe(pd.DataFrame({t("blocks.col_name"): list(tensors),
-                               t("blocks.col_shape"): [str(tuple(v.shape)) for v in tensors.values()],
-                               t("blocks.col_what"): [hook_text(name) for name in tensors]}),
-                 hide_index=True, key=f"blk_shapes_{kind}", row_height=35, height=min(35 * (len(tensors) + 1) + 3, 800))
-    choice_key = f"blk_tensor_{kind}"
-    if ss[choice_key] not in tensors:
-        ss[choice_key] = "hook_out"
-    pick_col, head_col = st.columns([3, 1], gap="large")
-    with pick_col:
-        links.control(st.selectbox, t("blocks.pick_tensor"), list(tensors),
-                      format_func=lambda n: f"{n}  {tensors[n].shape}", setting=choice_key, identity=tuple(tensors))
-    name = ss[choice_key]
-    matrix = tensors[name][0]
-    if matrix.ndim == 3:  # (heads, rows, cols): one head at a time
-        ss["blk_head"] = min(int(ss["blk_head"]), h - 1)
-        with head_col:
-            links.control(st.selectbox, t("blocks.head"), list(range(h)), setting="blk_head", identity=(h,))
-        matrix = matrix[int(ss["blk_head"])]
+    views.shapes_table(kind, tensors)
+    name, matrix = views.pick_tensor(kind, tensors, h)
     side = {"src": words, "tgt": target, None: None}
     rows, cols = (side[axis] for axis in blocks.tensor_axes(kind, name))
-    panel(matrix, f"{t(f'blocks.kind_{kind}')}: {name}", "blk_traced", rows, cols,
-          scale="weights" if name.endswith("hook_weights") else None, caption=hook_text(name))
+    views.panel(matrix, f"{t(f'blocks.kind_{kind}')}: {name}", "blk_traced", rows, cols,
+                scale="weights" if name.endswith("hook_weights") else None, caption=views.hook_text(name))
 
 
 def gpt2() -> None:
@@ -269,20 +167,12 @@ def gpt2() -> None:
     prose(t("blocks.gpt2_intro"))
     prose(t("blocks.gpt2_built"))
     gx, gy, counts = gpt2_block(seed, device)
-    config_col, build_col = st.columns(2, gap="large")
-    with config_col:
-        st.table(pd.DataFrame({t("blocks.col_value"): [big(v) if isinstance(v, int) else str(v) for v in GPT2.values()]},
-                              index=pd.Index([t(f"blocks.gpt2_{key}") for key in GPT2], name=t("blocks.col_setting"))))
-    with build_col:
-        st.table(pd.DataFrame({t("blocks.col_params"): [big(n) for n in [*counts.values(), sum(counts.values())]],
-                               t("blocks.col_formula"): [*blocks.gpt2_formulas(list(counts)), ""]},
-                              index=pd.Index([*counts, t("blocks.total")], name=t("blocks.col_module"))))
-    st.markdown(t("blocks.gpt2_shapes", x=str(gx), y=str(gy), params=big(sum(counts.values()))))
-    st.caption(t("blocks.gpt2_note", blocks=big(GPT2["layers"] * sum(counts.values()))))
+    views.gpt2_tables(counts)
+    total = sum(counts.values())
+    st.markdown(t("blocks.gpt2_shapes", x=str(gx), y=str(gy), params=total))
+    st.caption(t("blocks.gpt2_note", blocks=GPT2["layers"] * total))
     st.subheader(t("blocks.families_header"))
-    st.table(pd.DataFrame({t(f"blocks.fam_col_{col}"): [t(f"blocks.fam_{f}_{col}") for f in FAMILIES]
-                           for col in ("attn", "use")},
-                          index=pd.Index([t(f"blocks.fam_{f}_name") for f in FAMILIES], name=t("blocks.fam_col_name"))))
+    views.families_table()
 
 
 def closing(activation: str, zero: float, d_ff: int) -> None:
@@ -290,7 +180,7 @@ def closing(activation: str, zero: float, d_ff: int) -> None:
     panels.show_code(core.FeedForward, core.layers._Block, core.EncoderLayer, core.DecoderLayer, blocks.apply_dropout,
                      blocks.without_residual)
     st.subheader(t("blocks.notice_header"))
-    st.markdown(t("blocks.notice_ffn", act=ACT_NAME[activation], zero=f"{zero:.1%}", d=d, d_ff=d_ff))
+    st.markdown(t("blocks.notice_ffn", act=views.ACT_NAME[activation], zero=zero, d=d, d_ff=d_ff))
     st.markdown(t("blocks.notice_points"))
 
 

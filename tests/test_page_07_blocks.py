@@ -118,6 +118,15 @@ def test_ffn_matches_an_independent_computation(activation, ratio):
     assert any(size in m.value for m in at.markdown)
 
 
+def test_spanish_writes_a_decimal_comma_and_a_thousands_point():
+    """Issue 17: the share of zeros (a metric) and the FFN's size (prose) in the reader's marks."""
+    at = start(lang="es", numbers=False)
+    assert_clean(at)
+    zero = float((reference_ffn(WORDS, 64, 256, "relu", 0)[2] == 0).mean())
+    assert at.metric[0].value == f"{zero:.1%}".replace(".", ",")
+    assert any(f"**{2 * 64 * 256 + 256 + 64:,} parámetros**".replace(",", ".") in m.value for m in at.markdown)
+
+
 def test_dropout_zeroes_about_p_and_scales_survivors_exactly():
     at = start(blk_dropout=0.5)
     assert_clean(at)
