@@ -61,3 +61,13 @@ def test_a_spanish_sentence_costs_many_more_pieces_per_word():
     assert counts == [hf_pieces(SPANISH), hf_pieces(ENGLISH)] == [(10, 17), (13, 13)]  # the scene note's numbers
     single = pretrained.encode(tokenizer, [SPANISH])
     assert probing.pieces_per_word(single.tokens[0], single.words[0], single.types[0].tolist()) == [(10, 17)]
+
+
+def test_closest_pair_is_the_largest_off_diagonal_cosine_by_a_plain_loop():
+    vectors = np.random.default_rng(2).normal(size=(5, 8))  # (m, d)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = unit @ unit.T  # (m, m), 1 on the diagonal
+    pairs = {(a, b): cosine[a, b] for a in range(5) for b in range(a + 1, 5)}
+    assert probing.closest_pair(cosine) == max(pairs, key=pairs.get)
+    twins = np.array([[1.0, 0.2, 0.9], [0.2, 1.0, 0.1], [0.9, 0.1, 1.0]])
+    assert probing.closest_pair(twins) == (0, 2)

@@ -6,6 +6,7 @@ formulas written here (head patterns, cosine similarity).
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -284,3 +285,13 @@ def test_parameters_in_all_leave_out_only_the_unused_pooler():
     at = start()
     card = next(m.value for m in at.markdown if "pooler" in m.value)
     assert f"**{shown:,}**" in card
+
+
+def test_spanish_writes_a_decimal_comma_and_a_thousands_point():
+    """Issue 17: the model card's counts and the scores caption's √d_k in the reader's marks."""
+    at = start(lang="es", numbers=False)
+    assert_clean(at)
+    shown = core.count_parameters(pretrained.load_model())["total"]
+    card = next(m.value for m in at.markdown if "pooler" in m.value)
+    assert f"**{shown:,}**".replace(",", ".") in card and "de 30.522 piezas" in card
+    assert any(f"√32 = {math.sqrt(32):.4f}".replace(".", ",") in c.value for c in at.caption)

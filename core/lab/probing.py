@@ -1,5 +1,6 @@
 """Lesson 13's reading of a real model's attention and tokens: each head's strongest pattern, the weights with
-[CLS] and [SEP] taken out, the heads that lead each pattern, and how many WordPiece pieces a word costs.
+[CLS] and [SEP] taken out, the heads that lead each pattern, how many WordPiece pieces a word costs, and the
+closest pair of sentences.
 
 Pure numpy on what ``core.pretrained`` returns (``head_patterns``' scores, ``encode``'s tokens and words).
 """
@@ -51,3 +52,11 @@ def pieces_per_word(tokens: list[str], words: list[int | None], types: list[int]
         if tok not in SPECIAL_TOKENS and word is not None:
             found.setdefault(kind, []).append(word)
     return [(len(set(found[kind])), len(found[kind])) for kind in sorted(found)]
+
+
+def closest_pair(cosine: np.ndarray) -> tuple[int, int]:
+    """(a, b), 0-based: the two different sentences whose (m, m) cosine similarity is largest (of a tie, the first
+    cell row by row, so a < b for a symmetric matrix)."""
+    off = cosine - 2 * np.eye(len(cosine))  # (m, m): the diagonal (1) can never win
+    a, b = np.unravel_index(np.argmax(off), off.shape)
+    return int(a), int(b)
