@@ -252,7 +252,10 @@ def test_scaling_experiment_numbers(d_k, lang):
     for side in ("raw", "scaled"):
         expected += [f"{want[f'{side}_variance']:.2f}", f"{want[f'{side}_entropy']:.4f}", f"{want[f'{side}_max']:.4f}",
                      f"{want[f'{side}_jacobian']:.2e}"]
-    assert metrics == expected
+    mark = "," if lang == "es" else "."  # Spanish: a decimal comma in every metric, as in the sentences
+    assert metrics == [m.replace(".", mark) for m in expected]
+    if lang == "es":  # and in the captions: √d_k of the default d_k = 64 / 4 heads = 16
+        assert any("√d_k ≈ 4,0000" in c.value for c in at.caption)
     np.testing.assert_allclose(tables(at)["exp_scores"], torch.stack([want["raw_scores"], want["scaled_scores"]]),
                                rtol=1e-6, atol=1e-5)
     if d_k == 1:

@@ -222,7 +222,7 @@ def test_live_batch_matches_plain_torch_and_numpy():
     np.testing.assert_array_equal(keep_conv, keep[2].astype(float))
     np.testing.assert_array_equal(tf_conv, 1.0 - keep_conv)
     np.testing.assert_array_equal(torch_conv, 1.0 - keep_conv)
-    assert at.success and at.success[0].value == t("masks.conv_agree", diff="0")
+    assert at.success and at.success[0].value == t("masks.conv_agree", diff=0.0)
 
 
 def test_controls_change_what_is_shown():
@@ -302,3 +302,12 @@ def test_bad_batch_warns_and_keeps_the_last_valid_one():
         assert at.session_state["masks_batch_text"] == text  # and what the learner typed is kept, to be fixed
     at.text_area(key="w_masks_batch_text").set_value("one two three\nfour").run()
     assert not at.warning and tables(at)[0].to_numpy().tolist() == [["one", "two", "three"], ["four", "PAD", "PAD"]]
+
+
+def test_spanish_numbers_have_a_decimal_comma_and_thousands_points():
+    at = start(lang="es", numbers=False, masks_part="patterns")  # n = 8, a window of 2: 34 of 64 entries kept
+    assert_clean(at)
+    assert any("34 de 64 (53,1%)" in m.value for m in at.markdown)
+    full, kept = 8192 ** 2, 8192 * 5 - 6  # full attention and the window's count at the chart's largest n
+    assert any("n = 8.192" in c.value and "67.108.864" in c.value and "40.954" in c.value
+               and f"unas {full / kept:,.0f} veces".replace(",", ".") in c.value for c in at.caption)

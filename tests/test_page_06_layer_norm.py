@@ -299,3 +299,14 @@ def test_value_strips_carries_every_value_and_the_row_means():
     means = [d for d in datasets if d and "mean" in d[0]]
     assert [[r["value"] for r in d] for d in values] == [a.ravel().tolist(), b.ravel().tolist()]
     assert [[r["mean"] for r in d] for d in means] == [a.mean(axis=1).tolist(), b.mean(axis=1).tolist()]
+
+
+def test_spanish_numbers_have_a_decimal_comma():
+    at = start(lang="es", numbers=False, state={"ln_token": 2})  # t2's calculation written out
+    assert_clean(at)
+    mean, std = X0[2].mean(), X0[2].std(ddof=1)
+    assert f"= {mean:.4f}".replace(".", "{,}") in at.latex[-1].value  # = 0{,}8879 in LaTeX
+    assert f"= {std:.4f}".replace(".", "{,}") in at.latex[-1].value and "}; {" in at.latex[-1].value  # (x̂₀; x̂₁)
+    annotated = 1 / (np.sqrt(2) + 1e-6)  # (1, −1): x̂₁ = 1 / (s + ε) with s = √2
+    assert any(f"Con a = 1: annotated **{annotated:.4f}**".replace(".", ",") in m.value for m in at.markdown)
+    assert t("ln.out_title", lang="es", gamma=1.5, sign="−", beta=0.25) == "y = 1,5 · x̂ − 0,25"
