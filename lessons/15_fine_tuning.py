@@ -119,7 +119,7 @@ def data_section() -> None:
     links.control(st.radio, t("ft.lang"), list(ft.LANGUAGES), format_func=lambda c: t(f"ft.lang_{c}", lang),
                   horizontal=True, help=t("ft.lang_help"), setting="ft_lang", disabled=ss["ft_running"])
     train, heldout = (ft.load_sentences(ss["ft_lang"], split) for split in ("train", "heldout"))
-    pieces = [len(e.ids) for e in tokenizer.encode_batch(list(train.texts + heldout.texts))]
+    pieces = ft.token_counts(tokenizer, ss["ft_lang"])
     prose(t("ft.data_text", train=len(train.texts), heldout=len(heldout.texts), topics=len(ft.TOPICS),
             tokens=charts.number(float(np.mean(pieces)), ".1f"), longest=max(pieces),
             unseen=pct(ft.unseen_share(tokenizer, train, heldout))))
@@ -127,6 +127,13 @@ def data_section() -> None:
               for c, name in enumerate(ft.TOPICS)}
     st.dataframe(pd.DataFrame(sample), hide_index=True, key="ft_examples")
     prose(t("ft.spanish_text"))
+
+
+def steps_help() -> str:
+    """The steps slider's help: what a step is, and why the Spanish sentences take longer (their tokens)."""
+    _, tokenizer, _ = minilm()
+    tokens = {lang: float(np.mean(ft.token_counts(tokenizer, lang))) for lang in ft.LANGUAGES}
+    return t("ft.steps_help", batch=ft.RunConfig().batch_size, en_tokens=tokens["en"], es_tokens=tokens["es"])
 
 
 def runs_section() -> None:
@@ -140,7 +147,7 @@ def runs_section() -> None:
                       disabled=running)
     with right:
         links.control(st.slider, t("ft.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID, setting="ft_steps",
-                      help=t("ft.steps_help", batch=ft.RunConfig().batch_size), disabled=running)
+                      help=steps_help(), disabled=running)
     st.caption(t("ft.caps", steps=MAX_STEPS, seconds=int(MAX_SECONDS)) + " " + t("common.cpu_only"))
     keys = run_keys()
     stored = [ss["ft_runs"].get(k) for k in keys]

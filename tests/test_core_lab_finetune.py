@@ -166,3 +166,13 @@ def test_pca_matches_the_covariance_eigenvectors():
     signs = np.sign((points.numpy() * expected).sum(0))  # eigenvectors have no sign of their own
     assert np.allclose(points.numpy(), expected * signs, atol=1e-4)
     assert np.allclose(share.numpy(), values[::-1][:2] / values.sum(), atol=1e-5)
+
+
+def test_spanish_sentences_have_more_tokens(minilm):
+    """The steps' help: the Spanish sentences are cut into more tokens (why their runs are slower)."""
+    _, tokenizer = minilm
+    counts = {lang: ft.token_counts(tokenizer, lang) for lang in ft.LANGUAGES}
+    for lang in ft.LANGUAGES:
+        texts = ft.load_sentences(lang, "train").texts + ft.load_sentences(lang, "heldout").texts
+        assert counts[lang] == [len(tokenizer.encode(s).tokens) for s in texts]
+    assert np.mean(counts["es"]) > 1.4 * np.mean(counts["en"])

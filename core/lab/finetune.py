@@ -53,6 +53,12 @@ def load_sentences(lang: str, split: str, path: Path = DATA_PATH) -> LabelledSet
     return LabelledSet(tuple(r[lang] for r in rows), tuple(TOPICS.index(r["topic"]) for r in rows))
 
 
+def token_counts(tokenizer, lang: str) -> list[int]:
+    """How many WordPiece tokens ([CLS] and [SEP] included) each sentence of `lang` has, training then held-out."""
+    texts = load_sentences(lang, "train").texts + load_sentences(lang, "heldout").texts
+    return [len(found.ids) for found in tokenizer.encode_batch(list(texts))]
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One run: its kind, the sentences' language, how many top layers a "finetune" run trains, the budget."""

@@ -8,11 +8,19 @@ and the peak resident memory of the process that trained the task.
 
     python tests/benchmarks/bench_training.py [--tasks copy addition parser] [--seeds 0 1 2] [--json PATH]
     python tests/benchmarks/bench_training.py --tasks --gpt en es [--gpt-seconds 60] [--seeds 0 1 2]
+    python tests/benchmarks/bench_training.py --tasks --finetune en es [--json PATH]
 
 `--gpt LANG...` adds lesson 14's task: the default preset of core.lab.gpt trained on the lessons' prose in LANG
 for `--gpt-seconds` of training time (evaluation excluded), its held-out cross-entropy at every quarter of that
 time, the best bigram's and unigram's held-out cross-entropy on the same text in the same run, and the sample the
 page would show (its fixed prompt and seed) at the end. Target: at most 0.85x the bigram's within 60 s.
+
+`--finetune LANG...` adds lesson 15's task: its three runs (frozen, top layers fine-tuned, random weights) at the
+lesson's defaults and seed, one after the other as the page trains them, on the sentences of LANG: the held-out
+accuracy at the end, the training seconds per step (evaluation excluded), the run's total seconds on the wall clock
+and in CPU time (building the run and its evaluations included), and the load average after each run. The
+sentences are read through MiniLM once per language first (`read s`), as the page does. Target: every run at most
+about 60 s of one core on a quiet machine.
 
 Each task and seed runs in its own process (so peak RSS is that run's). Times are wall-clock;
 `cpu_seconds_to_99` is the process CPU time over the same span: when it is much lower than the wall
@@ -191,6 +199,41 @@ def print_gpt(rows: list[dict]) -> None:
         print(f"  sample: {r['sample']!r}")
 
 
+def run_finetune(lang: str, threads: int) -> list[dict]:
+    """Lesson 15's three runs at its defaults, in `lang` (see the module docstring)."""
+    from core import pretrained
+    from core.lab import finetune as ft
+
+    torch.set_num_threads(threads)
+    model, tokenizer = pretrained.load_model(), pretrained.load_tokenizer()
+    start = time.perf_counter()
+    read = ft.read_language(model, tokenizer, lang)
+    read_seconds, rows = time.perf_counter() - start, []
+    for kind in ft.KINDS:
+        wall, cpu = time.perf_counter(), time.process_time()
+        run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind=kind, lang=lang), read))
+        rows.append({"task": "finetune", "lang": lang, "run": kind, "seed": run.cfg.seed, "steps": run.step,
+                     "timed_out": run.timed_out(), "heldout_accuracy": round(run.history[-1][1], 4),
+                     "s_per_step": round(run.seconds / run.step, 3), "train_seconds": round(run.seconds, 1),
+                     "total_seconds": round(time.perf_counter() - wall, 1),
+                     "cpu_seconds": round(time.process_time() - cpu, 1), "read_seconds": round(read_seconds, 1),
+                     "load_after": round(os.getloadavg()[0], 2)})
+    return rows
+
+
+def _finetune_child(queue, *args):
+    queue.put(run_finetune(*args))
+
+
+def print_finetune(rows: list[dict]) -> None:
+    header = ("lang", "run", "steps", "held-out", "s/step", "train s", "total s", "cpu s", "read s", "load")
+    print(" ".join(f"{h:>9}" for h in header))
+    for r in rows:
+        cells = (r["lang"], r["run"], r["steps"], f"{r['heldout_accuracy']:.1%}", f"{r['s_per_step']:.3f}",
+                 r["train_seconds"], r["total_seconds"], r["cpu_seconds"], r["read_seconds"], r["load_after"])
+        print(" ".join(f"{c!s:>9}" for c in cells) + ("  (time cap)" if r["timed_out"] else ""))
+
+
 def _round(value):
     return None if value is None else round(value, 2)
 
@@ -233,6 +276,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gpt-seconds", type=float, default=60.0)
     parser.add_argument("--gpt-clock", choices=("wall", "cpu"), default="wall",
                         help="count the GPT's training time on the wall clock or as this process's CPU time")
+    parser.add_argument("--finetune", nargs="*", default=[], choices=("en", "es"),
+                        help="lesson 15's three runs in these languages")
     parser.add_argument("--preset", default="fast", choices=("fast", "course"))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--every", type=int, default=25, help="evaluate every this many steps (at most 50)")
@@ -254,6 +299,11 @@ def main(argv=None) -> int:
                 for lang in args.gpt for seed in args.seeds]
     print_gpt(gpt_rows)
     rows += gpt_rows
+    finetune_rows = [row for lang in args.finetune
+                     for row in run_isolated(lang, args.threads, target=_finetune_child)]
+    if finetune_rows:
+        print_finetune(finetune_rows)
+    rows += finetune_rows
     print(f"benchmark took {time.perf_counter() - started:.0f} s; load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
