@@ -203,11 +203,12 @@ def run_finetune(lang: str, threads: int) -> list[dict]:
     """Lesson 15's three runs at its defaults, in `lang` (see the module docstring)."""
     from core import pretrained
     from core.lab import finetune as ft
+    from core.lab import finetune_data as fd
 
     torch.set_num_threads(threads)
     model, tokenizer = pretrained.load_model(), pretrained.load_tokenizer()
     start = time.perf_counter()
-    read = ft.read_language(model, tokenizer, lang)
+    read = fd.read_language(model, tokenizer, lang)
     read_seconds, rows = time.perf_counter() - start, []
     for kind in ft.KINDS:
         wall, cpu = time.perf_counter(), time.process_time()
