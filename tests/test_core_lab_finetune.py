@@ -17,6 +17,7 @@ import torch
 from core import pretrained
 from core.hooks import trace
 from core.lab import finetune as ft
+from core.lab import finetune_data as fd
 
 
 @pytest.fixture(scope="module")
@@ -27,22 +28,22 @@ def minilm():
 @pytest.fixture(scope="module")
 def english(minilm):
     """The English sentences read once by MiniLM, shared by the runs of these tests (as the page shares them)."""
-    return ft.read_language(*minilm, "en")
+    return fd.read_language(*minilm, "en")
 
 
 def test_the_sentences_are_four_balanced_topics_split_without_overlap():
-    with open(ft.DATA_PATH, encoding="utf-8", newline="") as f:
+    with open(fd.DATA_PATH, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    assert len(rows) == 128 and Counter(r["topic"] for r in rows) == dict.fromkeys(ft.TOPICS, 32)
-    for lang in ft.LANGUAGES:
-        train, heldout = ft.load_sentences(lang, "train"), ft.load_sentences(lang, "heldout")
+    assert len(rows) == 128 and Counter(r["topic"] for r in rows) == dict.fromkeys(fd.TOPICS, 32)
+    for lang in fd.LANGUAGES:
+        train, heldout = fd.load_sentences(lang, "train"), fd.load_sentences(lang, "heldout")
         assert (len(train.texts), len(heldout.texts)) == (80, 48)
         assert Counter(heldout.labels) == dict.fromkeys(range(4), 12)
         assert not set(train.texts) & set(heldout.texts)
         assert len(set(train.texts + heldout.texts)) == 128 and all(s.strip() == s and s for s in train.texts)
-    assert ft.load_sentences("en", "heldout").labels == ft.load_sentences("es", "heldout").labels
+    assert fd.load_sentences("en", "heldout").labels == fd.load_sentences("es", "heldout").labels
     with pytest.raises(ValueError):
-        ft.load_sentences("fr", "train")
+        fd.load_sentences("fr", "train")
 
 
 def test_the_token_examples_of_the_prose(minilm):
@@ -55,11 +56,11 @@ def test_the_token_examples_of_the_prose(minilm):
 
 def test_unseen_share_counts_held_out_tokens_missing_from_training(minilm):
     _, tokenizer = minilm
-    train, heldout = ft.load_sentences("en", "train"), ft.load_sentences("en", "heldout")
+    train, heldout = fd.load_sentences("en", "train"), fd.load_sentences("en", "heldout")
     seen = {tok for s in train.texts for tok in tokenizer.encode(s).tokens}
     held = [tok for s in heldout.texts for tok in tokenizer.encode(s).tokens if tok not in ("[CLS]", "[SEP]")]
-    assert ft.unseen_share(tokenizer, train, heldout) == pytest.approx(sum(t not in seen for t in held) / len(held))
-    assert 0.2 < ft.unseen_share(tokenizer, train, heldout) < 1
+    assert fd.unseen_share(tokenizer, train, heldout) == pytest.approx(sum(t not in seen for t in held) / len(held))
+    assert 0.2 < fd.unseen_share(tokenizer, train, heldout) < 1
 
 
 def test_frozen_run_matches_the_prose_and_an_independent_path(minilm, english):
@@ -67,7 +68,7 @@ def test_frozen_run_matches_the_prose_and_an_independent_path(minilm, english):
     Spanish ones. Recomputed, and the English accuracy again through core.pretrained.sentence_embeddings."""
     model, tokenizer = minilm
     found, at_step_10 = {}, {}
-    for lang in ft.LANGUAGES:
+    for lang in fd.LANGUAGES:
         read = english if lang == "en" else None  # Spanish: the run reads its sentences itself
         run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="frozen", lang=lang, steps=60, seed=0), read))
         found[lang], at_step_10[lang] = run.history[-1][1], dict(run.history)[10]
@@ -76,7 +77,7 @@ def test_frozen_run_matches_the_prose_and_an_independent_path(minilm, english):
         assert sum(p.numel() for p in run.classifier.parameters()) == 1540  # "the classifier's 1,540 weights"
         if lang != "en":
             continue
-        heldout = ft.load_sentences(lang, "heldout")
+        heldout = fd.load_sentences(lang, "heldout")
         vectors = pretrained.sentence_embeddings(model, tokenizer, list(heldout.texts))  # (48, 384)
         with torch.no_grad():
             guess = run.classifier.head(vectors).argmax(-1)  # (48,)
@@ -112,14 +113,14 @@ def test_the_cut_embedding_table_changes_no_number(minilm, english):
     model, tokenizer = minilm
     run = ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="random", steps=1), english)
     vocab = run.vocab  # (v,)
-    ids = {i for s in ft.load_sentences("en", "train").texts + ft.load_sentences("en", "heldout").texts
+    ids = {i for s in fd.load_sentences("en", "train").texts + fd.load_sentences("en", "heldout").texts
            for i in tokenizer.encode(s).ids}
     assert vocab.tolist() == sorted(ids | {0})  # every token the sentences use, and [PAD]
     full = copy.deepcopy(run.classifier)
     table = torch.zeros(model.cfg.src_vocab, model.cfg.d_model)  # (V, d)
     table[vocab] = run.classifier.embed.embed.weight.detach()
     full.embed.embed = torch.nn.Embedding.from_pretrained(table, freeze=False)
-    batch = pretrained.encode(tokenizer, list(ft.load_sentences("en", "heldout").texts[:8]))
+    batch = pretrained.encode(tokenizer, list(fd.load_sentences("en", "heldout").texts[:8]))
     cut = run.classifier(torch.searchsorted(vocab, batch.ids), batch.types, batch.mask)  # (8, 4)
     whole = full(batch.ids, batch.types, batch.mask)  # (8, 4)
     assert torch.allclose(cut, whole, atol=1e-5)
@@ -140,7 +141,7 @@ def test_head_change_is_a_total_variation_distance():
 def test_attention_after_fine_tuning_matches_a_whole_copy_and_frozen_layers_do_not_move(minilm, english):
     model, tokenizer = minilm
     run = ft.train(ft.FineTuneRun(model, tokenizer, ft.RunConfig(kind="finetune", top_layers=2, steps=3), english))
-    text = ft.load_sentences("en", "heldout").texts[0]
+    text = fd.load_sentences("en", "heldout").texts[0]
     before, after = ft.attention_before_after(model, tokenizer, run, text)  # (6, 12, n, n)
     whole = copy.deepcopy(model)
     for i, layer in enumerate(run.classifier.layers):
@@ -166,3 +167,13 @@ def test_pca_matches_the_covariance_eigenvectors():
     signs = np.sign((points.numpy() * expected).sum(0))  # eigenvectors have no sign of their own
     assert np.allclose(points.numpy(), expected * signs, atol=1e-4)
     assert np.allclose(share.numpy(), values[::-1][:2] / values.sum(), atol=1e-5)
+
+
+def test_spanish_sentences_have_more_tokens(minilm):
+    """The steps' help: the Spanish sentences are cut into more tokens (why their runs are slower)."""
+    _, tokenizer = minilm
+    counts = {lang: fd.token_counts(tokenizer, lang) for lang in fd.LANGUAGES}
+    for lang in fd.LANGUAGES:
+        texts = fd.load_sentences(lang, "train").texts + fd.load_sentences(lang, "heldout").texts
+        assert counts[lang] == [len(tokenizer.encode(s).tokens) for s in texts]
+    assert np.mean(counts["es"]) > 1.4 * np.mean(counts["en"])

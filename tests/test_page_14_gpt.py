@@ -15,7 +15,7 @@ from core.lab.charlm import baselines
 from core.lab.gpt import heldout_cross_entropy, load_char_model
 from core.lab.kvcache import generate
 from ui import gpt_run
-from ui.i18n import lookup, t
+from ui.i18n import lookup, number, t
 from conftest import start_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,10 +51,13 @@ def test_defaults_show_the_corpus_and_the_baselines(lang):
     corpus = gpt_run.corpus(lang)
     assert corpus.sections <= sections and corpus.heldout_sections == -(-corpus.sections // 10)
     shown = "".join(m.value for m in at.markdown)
-    assert f"{len(corpus.train)} " in shown and f"{len(corpus.heldout)} " in shown
+    assert f"{number(len(corpus.train), ',', lang)} " in shown and f"{number(len(corpus.heldout), ',', lang)} " in shown
     found = baselines(corpus)
-    assert metric(at, "gpt.bigram", lang) == f"{found.bigram:.3f}"
-    assert metric(at, "gpt.unigram", lang) == f"{found.unigram:.3f}"
+    assert metric(at, "gpt.bigram", lang) == number(found.bigram, ".3f", lang)
+    assert metric(at, "gpt.unigram", lang) == number(found.unigram, ".3f", lang)
+    if lang == "es":  # the reader's marks: a decimal comma, a point between thousands
+        assert f"{found.bigram:.3f}".replace(".", ",") == metric(at, "gpt.bigram", lang)
+        assert f"{len(corpus.train):,} ".replace(",", ".") in shown
     assert [i.value for i in at.info] == [t("gpt.no_run", lang)]
 
 
@@ -78,11 +81,11 @@ def test_bad_prompts_get_a_message():
 
 def test_attention_and_the_kv_cache():
     at = start("en", gpt_part="attention", gpt_prompt="Attention is")
-    assert t("gpt.attention_caption", "en", n=12, above="0") in [c.value for c in at.caption]
+    assert t("gpt.attention_caption", "en", n=12, above=0.0) in [c.value for c in at.caption]
     at.session_state["gpt_part"] = "kvcache"
     at.run()
     assert_clean(at)
-    assert at.success and at.success[0].value.startswith(t("gpt.kv_same", "en", gap="").split("(")[0])
+    assert at.success and at.success[0].value.startswith(t("gpt.kv_same", "en", gap=0.0).split("(")[0])
     assert float(metric(at, "gpt.speedup", "en").rstrip("×")) > 0
 
 

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import pretrained
 from core.lab import finetune as ft
+from core.lab import finetune_data as fd
 from ui.i18n import t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,10 +52,15 @@ def test_opens_in_both_languages_with_the_data_counted(lang):
     at = start_page(PAGE, lang=lang, numbers=False, state={"ft_lang": lang})
     assert_clean(at)
     tokenizer = pretrained.load_tokenizer()
-    train, heldout = ft.load_sentences(lang, "train"), ft.load_sentences(lang, "heldout")
-    unseen = round(100 * ft.unseen_share(tokenizer, train, heldout))
+    train, heldout = fd.load_sentences(lang, "train"), fd.load_sentences(lang, "heldout")
+    unseen = round(100 * fd.unseen_share(tokenizer, train, heldout))
     text = next(m.value for m in at.markdown if "assets/finetune/" in m.value)
     assert "80" in text and "48" in text and (f"{unseen}%" if lang == "en" else f"{unseen} %") in text
+    tokens = {code: sum(fd.token_counts(tokenizer, code)) / 128 for code in fd.LANGUAGES}  # 128 sentences each
+    mark = "." if lang == "en" else ","  # Spanish: a decimal comma (15,8 tokens), where English has a point
+    assert f"{tokens[lang]:.1f}".replace(".", mark) in text
+    help_text = next(s.help for s in at.slider if s.label == t("ft.steps", lang=lang))
+    assert all(f"{tokens[code]:.1f}".replace(".", mark) in help_text for code in fd.LANGUAGES)
     assert at.info and not at.session_state["ft_runs"]  # nothing trains before Start
     assert at.button(key="ft_start").disabled is False
 
@@ -72,7 +78,7 @@ def test_start_trains_the_three_runs_stop_pauses_and_the_verdict_says_their_numb
     assert sorted(k[0] for k in runs) == sorted(ft.KINDS) and all(r.step == 10 for r in runs.values())
     shown = table(at)
     finals = dict(zip([k[0] for k in runs], shown[t("ft.col_final", lang="en")]))
-    labels = torch.tensor(ft.load_sentences("en", "heldout").labels)
+    labels = torch.tensor(fd.load_sentences("en", "heldout").labels)
     for kind, run in ((k[0], r) for k, r in runs.items()):  # recounted from the trained models' answers
         assert finals[kind] == pytest.approx((run.predictions() == labels).float().mean().item())
     verdict = next(m.value for m in at.markdown if m.value.startswith(f"**{t('ft.verdict_header', lang='en')}"))

@@ -1,6 +1,7 @@
-"""Lesson 15's shared model and its two charts (held-out accuracy per step; sentence vectors in 2-D).
+"""Lesson 15's views: its two charts (held-out accuracy per step; sentence vectors in 2-D), the runs' table, the
+heads that changed most, the verdict in words; and the labelled sentences read once per process.
 
-The pretrained MiniLM is loaded once per process (`minilm`) and shared read-only by every session, with a lock
+The pretrained MiniLM is loaded once per process (ui/minilm.py) and shared read-only by every session, with a lock
 (so are the labelled sentences read through it, `sentences_read`):
 every use of it (the frozen features, the copies a run makes of its layers, hooks for the attention maps) holds
 the lock, so one session's hooks never see another session's sentences.
@@ -15,9 +16,10 @@ import pandas as pd
 import streamlit as st
 
 from core.lab import finetune as ft
+from core.lab import finetune_data as fd
 
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
-from .i18n import t
+from .i18n import number, t
 from .minilm import minilm
 
 PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes, legend around it
@@ -26,12 +28,12 @@ TOPIC_COLORS = CATEGORICAL[:4]
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def sentences_read(lang: str) -> dict[str, ft.ReadSet]:
+def sentences_read(lang: str) -> dict[str, fd.ReadSet]:
     """The labelled sentences of `lang` through every layer of the shared MiniLM, once per process: read-only
     (the runs index them, which copies, and never write to them)."""
     model, tokenizer, lock = minilm()
     with lock:
-        return ft.read_language(model, tokenizer, lang)
+        return fd.read_language(model, tokenizer, lang)
 
 
 def accuracy_chart(curves: dict[str, list[tuple[int, float]]], colors: Sequence[str], *, max_step: int,
@@ -90,9 +92,31 @@ def points_frame(texts: Sequence[str], topics: Sequence[str], panels: dict[str, 
     return pd.DataFrame(columns)
 
 
-def pct(x: float) -> str:
+def results_table(runs: dict[str, ft.FineTuneRun], names: dict[str, str]) -> None:
+    """The runs' table: steps taken, final held-out accuracy, parameters trained, training seconds."""
+    table = pd.DataFrame({t("ft.col_run"): [names[k] for k in runs],
+                          t("ft.col_steps"): [r.step for r in runs.values()],
+                          t("ft.col_final"): [r.history[-1][1] for r in runs.values()],
+                          t("ft.col_trained"): [sum(p.numel() for p in r.classifier.parameters())
+                                                for r in runs.values()],
+                          t("ft.col_seconds"): [r.seconds for r in runs.values()]})
+    st.dataframe(table, hide_index=True, key="ft_table", column_config={
+        t("ft.col_final"): st.column_config.NumberColumn(format="percent"),
+        t("ft.col_trained"): st.column_config.NumberColumn(format="localized"),
+        t("ft.col_seconds"): st.column_config.NumberColumn(format="%.1f")})
+
+
+def top_heads(change: np.ndarray, layers: Sequence[str], heads: Sequence[str], n: int = 3) -> str:
+    """The `n` heads whose attention changed most, largest first: "layer 5 H3 (0.412), ..." in the reader's marks.
+    change: (L, h)."""
+    top = np.argsort(change, axis=None)[::-1][:n]
+    return ", ".join(f"{layers[i // change.shape[1]]} {heads[i % change.shape[1]]} "
+                     f"({number(float(change.flat[i]), '.3f')})" for i in top)
+
+
+def pct(x: float) -> int:
     """A share as whole percent (the catalog places the % sign as each language writes it)."""
-    return str(round(100 * x))
+    return int(round(100 * x))
 
 
 def verdict_text(final: dict[str, float], steps: int, layers: int) -> str:
@@ -100,7 +124,7 @@ def verdict_text(final: dict[str, float], steps: int, layers: int) -> str:
     choose: the gap that pretraining bought, and whether fine-tuning the top layers added to it."""
     best = max(final["frozen"], final["finetune"])
     text = t("ft.verdict", steps=steps, k=layers, frozen=pct(final["frozen"]), finetune=pct(final["finetune"]),
-             random=pct(final["random"]), chance=pct(1 / len(ft.TOPICS)))
+             random=pct(final["random"]), chance=pct(1 / len(fd.TOPICS)))
     gap = best - final["random"]
     text += " " + (t("ft.meaning_pretraining", gap=pct(gap)) if gap >= 0.15 else t("ft.meaning_small"))
     change = final["finetune"] - final["frozen"]

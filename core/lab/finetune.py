@@ -1,10 +1,8 @@
 """Fine-tuning a pretrained encoder, and what pretraining buys (lesson 15).
 
-The data: ``assets/finetune/sentences.tsv``, short sentences the project wrote about four topics, each in English
-and in Spanish (row i of one language is the translation of row i of the other), split into train and held-out.
-
-Three runs on the same sentences, each a `SentenceClassifier` (optional embeddings -> encoder layers -> mean pooling
--> a linear head to the four topics) trained by a `FineTuneRun`:
+The sentences, and what the frozen model makes of them, are core.lab.finetune_data's. Three runs on the same
+sentences, each a `SentenceClassifier` (optional embeddings -> encoder layers -> mean pooling -> a linear head to
+the four topics) trained by a `FineTuneRun`:
 
 - "frozen": MiniLM-L6 untouched, a head trained on its mean-pooled output;
 - "finetune": the same, and MiniLM's top `top_layers` layers trained too (a lower learning rate for them);
@@ -17,10 +15,8 @@ never get a gradient, so leaving them out changes no number, only the time and t
 from __future__ import annotations
 
 import copy
-import csv
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -28,29 +24,11 @@ from torch import nn
 
 from ..hooks import trace
 from ..model import Embeddings
-from ..pretrained import Encoded, encode, mean_pool
+from ..pretrained import encode, mean_pool
+from .finetune_data import LANGUAGES, TOPICS, ReadSet, hidden_at, read_language
 
-DATA_PATH = Path(__file__).resolve().parents[2] / "assets" / "finetune" / "sentences.tsv"
-TOPICS = ("sport", "food", "weather", "music")
-LANGUAGES = ("en", "es")
 KINDS = ("frozen", "finetune", "random")
 BERT_INIT_STD = 0.02  # BERT's initialization: every weight matrix drawn from N(0, 0.02²)
-
-
-@dataclass(frozen=True)
-class LabelledSet:
-    """Sentences and their topics (indices into TOPICS)."""
-    texts: tuple[str, ...]
-    labels: tuple[int, ...]
-
-
-def load_sentences(lang: str, split: str, path: Path = DATA_PATH) -> LabelledSet:
-    """The sentences of one language ("en" or "es") and split ("train" or "heldout"), in file order."""
-    if lang not in LANGUAGES or split not in ("train", "heldout"):
-        raise ValueError(f"unknown language {lang!r} or split {split!r}")
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f, delimiter="\t") if r["split"] == split]
-    return LabelledSet(tuple(r[lang] for r in rows), tuple(TOPICS.index(r["topic"]) for r in rows))
 
 
 @dataclass(frozen=True)
@@ -101,15 +79,6 @@ class SentenceClassifier(nn.Module):
         return self.head(self.pooled(inputs, types, keep))  # (batch, n_classes)
 
 
-@torch.no_grad()
-def hidden_at(model: nn.Module, batch: Encoded, layer: int) -> torch.Tensor:
-    """The pretrained model's hidden states entering layer `layer` (0 = the embeddings' output): (m, n, d_model)."""
-    x = model.src_embed(batch.ids, batch.types)  # (m, n, d_model)
-    for block in model.encoder.layers[:layer]:
-        x = block(x, batch.mask[:, None, None, :])  # (m, n, d_model)
-    return x
-
-
 def bert_init(module: nn.Module, generator: torch.Generator) -> nn.Module:
     """BERT's initialization: matrices from N(0, BERT_INIT_STD²), biases 0, LayerNorm gains 1."""
     with torch.no_grad():
@@ -128,50 +97,6 @@ def random_copy(model: nn.Module, used: torch.Tensor, seed: int) -> tuple[Embedd
     layers = copy.deepcopy(model.encoder.layers).requires_grad_(True)
     generator = torch.Generator().manual_seed(seed)
     return bert_init(embed, generator), bert_init(layers, generator)
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What a run feeds its classifier for a set of sentences (token ids or frozen hidden states)."""
-    x: torch.Tensor  # (m, n) ids or (m, n, d_model) hidden states
-    types: torch.Tensor  # (m, n)
-    keep: torch.Tensor  # (m, n) True for real tokens
-    labels: torch.Tensor  # (m,)
-
-    def rows(self, index: torch.Tensor) -> Inputs:
-        """The sentences `index`, trimmed to their longest real length."""
-        n = int(self.keep[index].sum(dim=1).max())
-        return Inputs(self.x[index, :n], self.types[index, :n], self.keep[index, :n], self.labels[index])
-
-
-@dataclass(frozen=True)
-class ReadSet:
-    """A set of sentences read once by the frozen pretrained model."""
-    batch: Encoded  # the tokens, right-padded
-    hidden: torch.Tensor  # (L + 1, m, n, d_model): the vectors entering each layer, then the last layer's output
-    labels: torch.Tensor  # (m,)
-
-    def inputs(self, below: int) -> Inputs:
-        """A frozen-bottom run's inputs: the vectors entering layer `below`."""
-        return Inputs(self.hidden[below], self.batch.types, self.batch.mask, self.labels)
-
-    def token_inputs(self, vocab: torch.Tensor) -> Inputs:
-        """The random run's inputs: token ids renumbered as rows of its cut embedding table (`vocab`, sorted)."""
-        return Inputs(torch.searchsorted(vocab, self.batch.ids), self.batch.types, self.batch.mask, self.labels)
-
-
-@torch.no_grad()
-def read_language(model: nn.Module, tokenizer, lang: str) -> dict[str, ReadSet]:
-    """{"train": ..., "heldout": ...}: the sentences of `lang` through every layer of the frozen model, once."""
-    found = {}
-    for split in ("train", "heldout"):
-        data = load_sentences(lang, split)
-        batch = encode(tokenizer, list(data.texts), model.cfg.pad_id)
-        states = [hidden_at(model, batch, 0)]  # (m, n, d_model)
-        for block in model.encoder.layers:
-            states.append(block(states[-1], batch.mask[:, None, None, :]))  # (m, n, d_model)
-        found[split] = ReadSet(batch, torch.stack(states), torch.tensor(data.labels))  # (L + 1, m, n, d_model)
-    return found
 
 
 class FineTuneRun:
@@ -304,12 +229,3 @@ def attention_before_after(model: nn.Module, tokenizer, run: FineTuneRun, text: 
     before = attention_of(model.encoder.layers, hidden_at(model, batch, 0), batch.mask)  # (L, h, n, n)
     top = attention_of(run.classifier.layers, hidden_at(model, batch, below), batch.mask)  # (trained, h, n, n)
     return before, torch.cat([before[:below], top])  # (L, h, n, n) twice
-
-
-def unseen_share(tokenizer, train: LabelledSet, heldout: LabelledSet) -> float:
-    """The share of the held-out sentences' WordPiece tokens ([CLS], [SEP] left out) that no training sentence has."""
-    def pieces(data):
-        return [tok for found in tokenizer.encode_batch(list(data.texts)) for tok in found.tokens[1:-1]]
-    seen = set(pieces(train))
-    held = pieces(heldout)
-    return sum(tok not in seen for tok in held) / len(held)

@@ -8,11 +8,19 @@ and the peak resident memory of the process that trained the task.
 
     python tests/benchmarks/bench_training.py [--tasks copy addition parser] [--seeds 0 1 2] [--json PATH]
     python tests/benchmarks/bench_training.py --tasks --gpt en es [--gpt-seconds 60] [--seeds 0 1 2]
+    python tests/benchmarks/bench_training.py --tasks --finetune en es [--json PATH]
 
 `--gpt LANG...` adds lesson 14's task: the default preset of core.lab.gpt trained on the lessons' prose in LANG
 for `--gpt-seconds` of training time (evaluation excluded), its held-out cross-entropy at every quarter of that
 time, the best bigram's and unigram's held-out cross-entropy on the same text in the same run, and the sample the
 page would show (its fixed prompt and seed) at the end. Target: at most 0.85x the bigram's within 60 s.
+
+`--finetune LANG...` adds lesson 15's task: its three runs (frozen, top layers fine-tuned, random weights) at the
+lesson's defaults and seed, one after the other as the page trains them, on the sentences of LANG: the held-out
+accuracy at the end, the training seconds per step (evaluation excluded), the run's total seconds on the wall clock
+and in CPU time (building the run and its evaluations included), and the load average after each run. The
+sentences are read through MiniLM once per language first (`read s`), as the page does. Target: every run at most
+about 60 s of one core on a quiet machine. (The two lessons' tasks are in lesson_tasks.py, beside this file.)
 
 Each task and seed runs in its own process (so peak RSS is that run's). Times are wall-clock;
 `cpu_seconds_to_99` is the process CPU time over the same span: when it is much lower than the wall
@@ -40,6 +48,7 @@ from torch import nn  # noqa: E402
 
 from core.positional import sinusoidal_encoding  # noqa: E402
 from core.train import PRESETS, Trainer, sequence_loss  # noqa: E402
+from lesson_tasks import _finetune_child, _gpt_child, print_finetune, print_gpt  # noqa: E402  (lessons 14, 15)
 
 
 class TorchReference(nn.Module):
@@ -136,61 +145,6 @@ def run_one(task: str, preset: str, seed: int, every: int, n_eval: int, threads:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def _train_for(trainer, seconds: float, clock: str, spent: float) -> float:
-    """Train until the run's training time reaches `seconds`: on the wall clock (trainer.elapsed), or as the CPU
-    time spent training so far (`spent`, evaluations excluded: what the run would have had alone on a core of a
-    busy machine). Returns the CPU seconds spent training so far."""
-    start = time.process_time()
-    if clock == "wall":
-        for _ in trainer.steps(seconds=seconds - trainer.elapsed):
-            pass
-    else:
-        while not trainer.done and spent + time.process_time() - start < seconds:
-            trainer.train_step()
-    return spent + time.process_time() - start
-
-
-def run_gpt(lang: str, seed: int, seconds: float, threads: int, clock: str = "wall") -> dict:
-    """Lesson 14's default preset for `seconds` of training on the prose in `lang` (see the module docstring)."""
-    import dataclasses
-
-    from core.lab.charlm import baselines
-    from core.lab.gpt import DEFAULT_TRAIN, LMTrainer, lm_config
-    from ui.gpt_run import corpus, sample_text
-    from ui.i18n import lookup
-
-    torch.set_num_threads(threads)
-    found = corpus(lang)
-    base = baselines(found)
-    trainer = LMTrainer(found, lm_config(len(found.vocab)), dataclasses.replace(DEFAULT_TRAIN, seed=seed))
-    cpu, curve = 0.0, []
-    for quarter in (0.25, 0.5, 0.75, 1.0):
-        cpu = _train_for(trainer, quarter * seconds, clock, cpu)
-        curve.append((trainer.step, round(trainer.elapsed, 1), round(trainer.heldout(), 4)))
-    prompt = lookup("gpt.sample_prompt", lang)
-    heldout = curve[-1][2]
-    return {"task": f"gpt-{lang}", "seed": seed, "clock": clock, "steps": trainer.step,
-            "train_seconds": round(trainer.elapsed, 2),
-            "heldout_ce": heldout, "bigram_ce": round(base.bigram, 4), "unigram_ce": round(base.unigram, 4),
-            "ratio_to_bigram": round(heldout / base.bigram, 3), "curve": curve, "cpu_seconds": round(cpu, 1),
-            "train_chars": len(found.train), "heldout_chars": len(found.heldout),
-            "sample": prompt + sample_text(trainer.model, found.vocab, prompt, seed),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
-
-
-def _gpt_child(queue, *args):
-    queue.put(run_gpt(*args))
-
-
-def print_gpt(rows: list[dict]) -> None:
-    for r in rows:
-        print(f"{r['task']} seed {r['seed']}: held-out {r['heldout_ce']:.3f} nats/char after {r['train_seconds']} s "
-              f"on the {r['clock']} clock "
-              f"({r['steps']} steps, {r['cpu_seconds']} CPU s), bigram {r['bigram_ce']:.3f} "
-              f"-> {r['ratio_to_bigram']:.3f}x (unigram {r['unigram_ce']:.3f}); curve {r['curve']}")
-        print(f"  sample: {r['sample']!r}")
-
-
 def _round(value):
     return None if value is None else round(value, 2)
 
@@ -233,6 +187,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gpt-seconds", type=float, default=60.0)
     parser.add_argument("--gpt-clock", choices=("wall", "cpu"), default="wall",
                         help="count the GPT's training time on the wall clock or as this process's CPU time")
+    parser.add_argument("--finetune", nargs="*", default=[], choices=("en", "es"),
+                        help="lesson 15's three runs in these languages")
     parser.add_argument("--preset", default="fast", choices=("fast", "course"))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--every", type=int, default=25, help="evaluate every this many steps (at most 50)")
@@ -254,6 +210,11 @@ def main(argv=None) -> int:
                 for lang in args.gpt for seed in args.seeds]
     print_gpt(gpt_rows)
     rows += gpt_rows
+    finetune_rows = [row for lang in args.finetune
+                     for row in run_isolated(lang, args.threads, target=_finetune_child)]
+    if finetune_rows:
+        print_finetune(finetune_rows)
+    rows += finetune_rows
     print(f"benchmark took {time.perf_counter() - started:.0f} s; load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
