@@ -61,7 +61,7 @@ def setup() -> None:
         st.caption(t("gpt.fixed_caption", context=DEFAULT_MODEL["max_len"], batch=DEFAULT_TRAIN.batch_size))
     run = ss.get(gpt_run.RUN_KEY)
     running = run is not None and run.running
-    finished = run is not None and run.trainer.done
+    finished = run is not None and (run.trainer.done or ss.get("gpt_capped") == run.token)
     buttons = st.columns([1, 1, 1, 2])
     buttons[0].button(t("train.continue" if run is not None and run.trainer.step else "train.start"), on_click=start,
                       type="primary", icon=":material/play_arrow:", disabled=running or finished)
@@ -83,6 +83,8 @@ def live() -> None:
         return
     if run.running:
         train_chunk(run)
+    if ss.get("gpt_capped") == run.token:
+        st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     trainer, last = run.trainer, run.measures[-1]
     st.progress(min(1.0, trainer.step / trainer.train_cfg.steps),
                 text=t("train.progress", step=trainer.step, steps=trainer.train_cfg.steps))

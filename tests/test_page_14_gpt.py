@@ -14,7 +14,7 @@ import torch
 from core.lab.charlm import baselines
 from core.lab.gpt import heldout_cross_entropy, load_char_model
 from core.lab.kvcache import generate
-from ui import gpt_run
+from ui import gpt_run, limits
 from ui.i18n import lookup, number, t
 from conftest import start_page
 
@@ -101,6 +101,18 @@ def test_a_run_trains_measures_and_samples():
     assert_clean(at)
     assert not run.running
     assert at.code[0].value.startswith(t("gpt.sample_prompt", "en"))
+
+
+def test_a_run_stops_at_the_training_time_cap_and_says_so():
+    at = start("en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
+    button(at, "train.start").click().run()
+    run = at.session_state[gpt_run.RUN_KEY]
+    run.trainer.elapsed = 60 * limits.MAX_RUN_MINUTES + 1  # as if it had trained for just over the cap
+    at.run()
+    assert_clean(at)
+    assert not run.running and at.session_state[gpt_run.RUN_KEY] is run
+    assert t("train.time_cap", "en", minutes=limits.MAX_RUN_MINUTES) in [w.value for w in at.warning]
+    assert button(at, "train.continue").disabled
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])

@@ -75,13 +75,17 @@ def reset() -> None:
 
 def train_chunk(run: gpt_run.GPTRun) -> None:
     """CHUNK_SECONDS of training if the run still holds its place (GPTRun.advance never lets two threads step it);
-    at the end of the schedule, past the time cap or without a place, stop and rerun the whole page."""
-    if limits.claim(run.token):
-        run.advance(CHUNK_SECONDS)
-    else:
+    at the end of the schedule, past the time cap or without a place, stop and rerun the whole page (which says
+    why it stopped, as lesson 9 does)."""
+    ss = st.session_state
+    if not limits.claim(run.token):  # its place went to another run while it was away
         run.running = False
+        ss["gpt_refused"] = "train.refused_busy"
+    else:
+        run.advance(CHUNK_SECONDS)
     if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
         run.running = False
+        ss["gpt_capped"] = run.token
     if not run.running:
         limits.release(run.token)
         st.rerun()
