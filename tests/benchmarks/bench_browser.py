@@ -14,7 +14,9 @@ Playwright at a 1366 x 768 viewport, in English. For every lesson in `ui.lessons
   first again; a checkbox or toggle is clicked.
 The floor is an empty Streamlit page with one slider, its own `streamlit run` of a temporary script, measured the
 same way before and after the lessons (its cold open, and one step of its slider). Each row's ratio is to the
-floor's cold open (cold opens) or to its slider step (interactions).
+floor's cold open (cold opens) or to its slider step (interactions). After the second floor, the smallest
+lesson-like page is measured the same way for reference (not as a floor): the floor's slider redrawing one
+labelled 8 x 8 heatmap of the app's own charts ("one 8x8 heatmap").
 
 Settled = Streamlit's script state is `notRunning`, no status widget, something in the main area, the script
 has run since the input, AND the page has been quiet (no DOM mutation, no long task) for 300 ms, watched by a
@@ -61,6 +63,16 @@ from ui.lessons import PAGES  # noqa: E402
 
 VIEWPORT = {"width": 1366, "height": 768}
 FLOOR_SCRIPT = 'import streamlit as st\n\nst.slider("Floor", 0, 100, 50)\n'
+# The smallest lesson-like page: the floor's slider redraws one labelled 8 x 8 heatmap of the app's own charts.
+ONE_CHART_SCRIPT = f"""import sys
+sys.path.insert(0, {str(ROOT)!r})
+import numpy as np
+import streamlit as st
+from ui import charts
+seed = st.slider("Floor", 0, 100, 50)
+labels = list("abcdefgh")
+st.altair_chart(charts.heatmap(np.random.default_rng(seed).normal(size=(8, 8)), labels, labels), width="content")
+"""
 GOAL_COLD, GOAL_INTERACTION, GOAL_BROWSER_CPU, GOAL_TRAINING = 2.5, 3.0, 0.3, 1.3
 TRAINING_TASKS, TRAINING_GOAL_EM, TRAINING_SECONDS = ("copy", "parser"), 0.99, 300
 
@@ -320,11 +332,11 @@ def summary(samples: list[dict]) -> dict:
 
 
 # ---- the floor and the lessons -----------------------------------------------------------------------------
-def measure_floor(browser, reps: int) -> dict:
-    """The floor's cold open and slider step: {"cold": [samples], "step": [samples]}."""
+def measure_floor(browser, reps: int, source: str = FLOOR_SCRIPT) -> dict:
+    """The floor's (or another one-slider page's) cold open and slider step: {"cold": [samples], "step": [samples]}."""
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         script = Path(tmp) / "floor.py"
-        script.write_text(FLOOR_SCRIPT)
+        script.write_text(source)
         with running_app(Path(tmp), script=script) as app:
             clock = CpuClock(app.process.pid)
             cold_open(browser, clock, app.url + "/")  # warm-up: the server's first session
@@ -533,6 +545,7 @@ def main(argv=None) -> int:
             floors = [measure_floor(browser, args.reps)]
             rows = measure_lessons(browser, pages, args.reps)
             floors.append(measure_floor(browser, args.reps))
+            one_chart = measure_floor(browser, args.reps, ONE_CHART_SCRIPT)
             if training:
                 rows += measure_training(browser, args.reps)
         finally:
@@ -541,7 +554,11 @@ def main(argv=None) -> int:
     floor_step = statistics.median(s["wall_s"] for f in floors for s in f["step"])
     floor_rows = [{"page": "floor", "action": "cold open", "kind": "navigation", **summary(floors[0]["cold"] + floors[1]["cold"])},
                   {"page": "floor", "action": "slider step", "kind": "slider",
-                   **summary(floors[0]["step"] + floors[1]["step"])}]
+                   **summary(floors[0]["step"] + floors[1]["step"])},
+                  {"page": "one 8x8 heatmap", "action": "cold open", "kind": "navigation",
+                   **summary(one_chart["cold"])},
+                  {"page": "one 8x8 heatmap", "action": "slider step", "kind": "slider",
+                   **summary(one_chart["step"])}]
     for row in floor_rows + rows:
         judge(row, floor_cold, floor_step)
     print(f"\nfloor (one slider, its own server), before and after the lessons: cold open {floor_cold:.2f} s, "
