@@ -5,6 +5,7 @@ page's output and per-head weights are compared with torch's own implementation,
 """
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 
@@ -124,7 +125,8 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("mha.title", lang=lang)
     assert not at.error and not at.warning
-    assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the real module's count at d_model = 64
+    count = f"{4 * 64**2 + 4 * 64:,}"  # the real module's count at d_model = 64
+    assert at.metric[0].value == (count if lang == "en" else count.replace(",", "."))
     assert len(at.dataframe) == 2  # only the summary and the parameters: "show the numbers" is off
     assert set(facet_weights(at)) == {t("mha.head", lang=lang, k=k) for k in (1, 2, 3, 4)}
 
@@ -167,6 +169,16 @@ def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, se
     assert params.iloc[:, 2].sum() == 4 * d_model**2 + 4 * d_model
     assert at.metric[0].value == f"{4 * d_model**2 + 4 * d_model:,}"
     assert f"{4 * d_model**2 + 4 * d_model:,}".replace(",", "{,}") + r"\ \checkmark" in at.latex[-1].value
+
+
+def test_spanish_numbers_have_a_decimal_comma():
+    at = start(lang="es", page_state={"mha_view_heads": [0]})  # d_model 64, 4 heads: d_k = 16
+    assert_clean(at)
+    text = " ".join(m.value for m in [*at.markdown, *at.caption])
+    assert "√16 ≈ 4,0000" in text and f"log n = {np.log(5):.4f}".replace(".", ",") in text  # 5 real tokens
+    assert re.search(r"error máximo aquí: \d,\de[-+]\d\d\)", text)
+    assert re.search(r"entropía media de \d,\d{4} nats", text) and re.search(r"media de \d,\d{4} posiciones", text)
+    assert at.metric[0].value == "16.640" and r"= 16.640\ \checkmark" in at.latex[-1].value
 
 
 def test_largest_settings_stay_right_and_capped():
