@@ -81,7 +81,7 @@ def decoding_steps(task, found) -> None:
     step = links.control(st.slider, t("train.decode_step"), 1, k, setting="train_decode_step") if k > 1 else 1
     prefix = [BOS, *generated[:step - 1]]
     st.markdown(t("train.decoder_input", tokens=" ".join(f"`{s.replace('`', '')}`" for s in prefix),
-                  chosen=md_escape(generated[step - 1]), p=f"{probs[step - 1].max():.4f}"))
+                  chosen=md_escape(generated[step - 1]), p=float(probs[step - 1].max())))
     top = np.argsort(-probs[step - 1])[:TOP_TOKENS]
     labels = [task.tgt_vocab.tokens[i] for i in top]
     st.altair_chart(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
@@ -153,7 +153,7 @@ def snapshots_section(run: Run) -> None:
     with entropy_col:
         chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
         st.altair_chart(chart.properties(width=CHART_WIDTH), width="content")
-        st.caption(t("train.entropy_caption", uniform=f"{np.log(chosen.shape[1]):.4f}"))
+        st.caption(t("train.entropy_caption", uniform=float(np.log(chosen.shape[1]))))
 
 
 def errors_section(run: Run) -> None:
@@ -162,7 +162,7 @@ def errors_section(run: Run) -> None:
     if st.session_state.get("train_errors_for") != tag:
         st.session_state["train_errors"], st.session_state["train_errors_for"] = error_report(run.trainer.model, task, n=1000), tag
     report = st.session_state["train_errors"]
-    st.markdown(t("train.errors_summary", n=report.n, em=f"{report.exact_match:.1%}",
+    st.markdown(t("train.errors_summary", n=report.n, em=float(report.exact_match),
                   split=t(f"train.split_of.{report.split}")))
     labels = [str(i + 1) for i in range(len(report.position_accuracy) - 1)] + [EOS]
     pos_col, group_col = st.columns(2, gap="large")
