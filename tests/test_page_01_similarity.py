@@ -36,3 +36,12 @@ def test_spanish_numbers_have_a_decimal_comma():
     assert "{" + f"{c[0]:.4f}".replace(".", "{,}") + "}" in latex
     captions = " ".join(c.value for c in at.caption)
     assert re.search(r"error máximo aquí: \d,\de[-+]\d\d\)", captions) and "−1000 y 1000" in captions
+
+
+def test_a_value_out_of_range_is_named_in_spanish_marks():
+    at = start_page(PAGE, lang="es")
+    editor = at.data_editor[0]
+    at.session_state[editor.key] = {"edited_rows": {1: {"d2": 2.5e9}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception and len(at.error) == 1
+    assert "2,5e+09 se sale del rango permitido, de −1000 a 1000" in at.error[0].value
