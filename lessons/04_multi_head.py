@@ -72,16 +72,12 @@ def intro() -> None:
 
 
 def controls(d_model: int, h: int, d_k: int) -> list[str]:
-    """The sentence, then d_model and h beside the split they make (the sidebar's settings: a change reruns the
-    whole lesson). Returns the sentence's tokens."""
+    """The sentence, then the split d_model = h × d_k (d_model, h and n are the sidebar's settings: a change there
+    reruns the whole lesson). Returns the sentence's tokens."""
     st.subheader(t("mha.controls_header"))
     tokens = sentence_tokens(settings.seq_len, "mha")
-    c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    links.control(c1.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
-    links.control(c2.selectbox, t("sidebar.heads"), state.heads_options(d_model), help=t("sidebar.heads_help"),
-                  setting=state.key("heads"), key="mha_w_heads")
-    c3.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    st.markdown(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    st.caption(t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")))
     return tokens
 
 

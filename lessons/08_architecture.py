@@ -10,7 +10,7 @@ import streamlit as st
 
 import core
 from core.lab import costs
-from ui import architecture_views as views, charts, links, panels, parts, scenes, state
+from ui import architecture_views as views, charts, panels, parts, scenes, state
 from ui.architecture_views import COURSE
 from ui.i18n import t
 from ui.presentation import prose
@@ -102,14 +102,11 @@ def cost_chart(n: int) -> None:
     prose(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
 
 
-def costs_part() -> int:
-    """Part 3: one layer's multiply-adds and memory as the sequence grows (the sequence length is the sidebar's
-    setting, drawn here too), and attention against an RNN. Returns the sequence length."""
+def costs_part() -> None:
+    """Part 3: one layer's multiply-adds and memory as the sequence grows (n is the sidebar's sequence length), and
+    attention against an RNN."""
     st.subheader(t("arch.costs_header"))
     prose(t("arch.costs_intro"))
-    links.control(st.slider, t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1],
-                  setting=state.key("seq_len"), key="arch_w_seq_len")
-    n = int(ss[state.key("seq_len")])
     enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
     views.cost_table(enc, dec_costs)
     st.caption(t("arch.costs_caption", n=n, flops=2 * enc["total"]))
@@ -123,7 +120,6 @@ def costs_part() -> int:
     st.subheader(t("arch.rnn_header"))
     views.rnn_table(n, d)
     prose(t("arch.rnn_note"))
-    return n
 
 
 def closing(c: dict[str, int], n: int) -> None:
@@ -147,7 +143,6 @@ ss.setdefault("arch_d_ff", 4 * settings.d_model)
 
 intro()
 views.controls(settings.lang)
-settings = state.current()  # the controls above may have changed d_model or heads
 d, h, n = settings.d_model, settings.heads, settings.seq_len
 d_ff, layers = int(ss["arch_d_ff"]), int(ss["arch_layers"])
 v_src, v_tgt, pre_norm = int(ss["arch_src_vocab"]), int(ss["arch_tgt_vocab"]), bool(ss["arch_pre_norm"])
@@ -159,7 +154,7 @@ except ValueError:
 part = parts.pick("arch_part", PARTS, label=t("arch.part"),
                   format_func=lambda p: t(f"arch.part_of.{p}", settings.lang))
 if part == "costs":
-    n = costs_part()
+    costs_part()
 elif part == "parameters":
     parameters_part(c)
 else:

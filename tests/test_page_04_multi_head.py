@@ -81,10 +81,8 @@ def facet_weights(at: AppTest) -> dict[str, np.ndarray]:
 
 
 def heads_control(at: AppTest):
-    """The page's own heads selectbox (its key carries a hash of its options, see ui.state.bind)."""
-    found = [s for s in at.selectbox if (s.key or "").startswith("mha_w_heads")]
-    assert len(found) == 1
-    return found[0]
+    """The sidebar's heads selectbox (its key carries a hash of its options, see ui.state.bind)."""
+    return widget(at, "selectbox", "w_cfg_heads")
 
 
 def fixed_words(key: str, lang: str) -> str:
@@ -214,18 +212,27 @@ def test_odd_sentences_and_smallest_settings(lang, sentence, seq_len, mask):
     np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=2e-5)
 
 
+def test_the_sidebar_sets_the_sizes_and_the_lesson_draws_them_once():
+    at = start(APP)
+    assert_clean(at)
+    labels = {t("sidebar.d_model"), t("sidebar.heads"), t("sidebar.seq_len")}
+    assert not [w.label for w in [*at.main.number_input, *at.main.selectbox, *at.main.slider] if w.label in labels]
+    assert t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")) in [c.value for c in at.caption]
+    assert "**d_k = 16**" in " ".join(m.value for m in at.markdown)  # 64 dimensions ÷ 4 heads
+
+
 def test_controls_change_what_is_shown():
-    at = start()
+    at = start(APP)
     before_x, before_w = matrix(at, "mha_X"), matrix(at, "mha_weights")
     heads_control(at).set_value(8).run()
     assert_clean(at)
     assert at.session_state["cfg_heads"] == 8 and len(table(at, "mha_summary")) == 8
     assert matrix(at, "mha_weights").shape == (5, 5) and not np.allclose(matrix(at, "mha_weights"), before_w)
     assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the count does not depend on h
-    at.number_input(key="mha_w_d_model").set_value(40).run()  # 8 heads divide 40
+    at.number_input(key="w_cfg_d_model").set_value(40).run()  # 8 heads divide 40
     assert at.session_state["cfg_heads"] == 8 and heads_control(at).options == [
         str(k) for k in (1, 2, 4, 5, 8, 10)]
-    at.number_input(key="mha_w_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
+    at.number_input(key="w_cfg_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
     assert_clean(at)
     assert at.session_state["cfg_heads"] == 6 and matrix(at, "mha_X").shape == (5, 36)
     at.session_state["cfg_seed"] = 1

@@ -51,17 +51,14 @@ def use_course_size() -> None:
 
 
 def controls(lang: str) -> None:
-    """The model's size: d_model and heads (the sidebar's settings, drawn here beside the rest), d_ff, N, the two
-    vocabularies and where the LayerNorm goes. Every part reads them, so a change reruns the whole lesson."""
+    """The model's size: d_ff, N, the two vocabularies and where the LayerNorm goes (d_model, h and n are the
+    sidebar's settings; a button sets the course's size). Every part reads them: a change reruns the whole lesson."""
     ss = st.session_state
     st.subheader(t("arch.controls_header"))
     col1, col2, col3 = st.columns(3, gap="large")
     with col1:
-        links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                      max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="arch_w_d_model")
-        heads_options = state.heads_options(int(ss[state.key("d_model")]))
-        links.control(st.selectbox, t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
-                      setting=state.key("heads"), key="arch_w_heads", identity=tuple(heads_options))
+        st.caption(t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")))
+        st.caption(t("arch.heads_help"))
         st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
     with col2:
         links.control(st.toggle, t("arch.ff_auto"), setting="arch_ff_auto")
