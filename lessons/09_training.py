@@ -32,7 +32,8 @@ ss = st.session_state
 def task_controls(lang: str) -> None:
     links.control(st.selectbox, t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang),
                   setting="train_task", identity=(lang,), after=load_preset)
-    links.control(st.radio, t("train.preset"), ("fast", "course"), format_func=lambda p: t(f"train.preset_of.{p}", lang),
+    links.control(st.radio, t("train.preset"), ("fast", "course"),
+                  format_func=lambda p: t(f"train.preset_of.{p}", lang),
                   horizontal=True, help=t("train.preset_help"), setting="train_preset", identity=(lang,),
                   after=load_preset)
     if ss["train_task"] == "addition":

@@ -36,7 +36,8 @@ def curve_charts(run: Run, upto: int, lang: str) -> tuple[alt.Chart | None, alt.
     series = {t("train.forced_em", lang): [e.teacher_forced_exact_match for e in evals],
               t("train.greedy_em", lang): [e.exact_match for e in evals],
               t("train.greedy_tokens", lang): [e.token_accuracy for e in evals]}
-    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang), y_title=t("train.accuracy", lang),
+    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang),
+                         y_title=t("train.accuracy", lang),
                          colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
     accuracy = chart.mark_line(point=True, strokeWidth=2.5).encode(
         x=alt.X("x:Q", axis=alt.Axis(title=t("train.step", lang), format="d", labelFontSize=12, titleFontSize=14)),
@@ -56,7 +57,8 @@ def learner_input(run: Run):
     try:
         return predict(model, task, st.session_state["train_input"])
     except TaskInputError as error:
-        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit), icon=":material/edit:")
+        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit),
+                   icon=":material/edit:")
         return None
 
 
@@ -147,8 +149,8 @@ def snapshots_section(run: Run) -> None:
     cols = tgt_labels if kind == "decoder" else src_labels
     weights_col, entropy_col = st.columns(2, gap="large")
     with weights_col:
-        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=st.session_state["train_snap_step"]), key="train_snap",
-                            row_labels=rows, col_labels=cols, scale="weights", max_width=380)
+        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=st.session_state["train_snap_step"]),
+                            key="train_snap", row_labels=rows, col_labels=cols, scale="weights", max_width=380)
     spread = [entropy(torch.from_numpy(maps[kind][layer, head])).mean().item() for _, maps in snaps]
     with entropy_col:
         chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
@@ -160,7 +162,8 @@ def errors_section(run: Run) -> None:
     task = run.trainer.task
     tag = (run.token, run.trainer.step)
     if st.session_state.get("train_errors_for") != tag:
-        st.session_state["train_errors"], st.session_state["train_errors_for"] = error_report(run.trainer.model, task, n=1000), tag
+        report = error_report(run.trainer.model, task, n=1000)
+        st.session_state["train_errors"], st.session_state["train_errors_for"] = report, tag
     report = st.session_state["train_errors"]
     st.markdown(t("train.errors_summary", n=report.n, em=float(report.exact_match),
                   split=t(f"train.split_of.{report.split}")))
