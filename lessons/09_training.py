@@ -59,7 +59,8 @@ def model_controls(lang: str) -> None:
 
 
 def schedule_controls() -> None:
-    links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: number(v, "g"), setting="train_lr")
+    links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: number(v, "g", settings.lang),
+                  setting="train_lr")  # the language now: Streamlit may call format functions outside the run
     links.control(st.select_slider, t("train.batch"), BATCHES, setting="train_batch")
     links.control(st.slider, t("train.steps"), 20, MAX_STEPS, step=10, help=t("train.steps_help", cap=MAX_STEPS),
                   setting="train_steps")

@@ -131,8 +131,8 @@ def grid_section() -> None:
         links.control(st.multiselect, t("clf.depths"), DEPTHS, help=t("clf.depths_help"), setting="clf_depths")
         links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
                       setting="clf_norms")  # Streamlit may call format functions outside the script run
-        links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, format_func=lambda v: number(v, "g"),
-                      help=t("clf.lr_help"), setting="clf_lr")
+        links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, help=t("clf.lr_help"), setting="clf_lr",
+                      format_func=lambda v: number(v, "g", settings.lang))
     with right:
         links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
         links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,
