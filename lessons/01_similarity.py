@@ -11,7 +11,7 @@ import torch
 
 import core
 from ui import charts, links, panels, scenes, state
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 
 WORDS = ("time", "flies", "like", "an", "arrow")  # the course's example, in its order
@@ -45,9 +45,9 @@ def tex_word(word: str) -> str:
 
 
 def weighted_sum_latex(i: int, words: list[str], a: np.ndarray, c: np.ndarray) -> str:
-    terms = [rf"{a[i, j]:.4f}\,\mathbf{{x}}_{{{tex_word(w)}}}" for j, w in enumerate(words)]
+    terms = [rf"{number(a[i, j], '.4f', tex=True)}\,\mathbf{{x}}_{{{tex_word(w)}}}" for j, w in enumerate(words)]
     lines = [" + ".join(terms[k:k + 4]) for k in range(0, len(terms), 4)]
-    values = [f"{{{v:.4f}}}" for v in c[i]]  # braces: a leading minus stays a sign, not a binary minus
+    values = [f"{{{number(v, '.4f', tex=True)}}}" for v in c[i]]  # braces: a leading minus is a sign, not an operator
     vector = r",\ \\ &\quad ".join(r",\ ".join(values[k:k + 6]) for k in range(0, len(values), 6))
     body = r" \\ &\quad + ".join(lines)
     return rf"\begin{{aligned}} \mathbf{{c}}_{{{tex_word(words[i])}}} &= {body} \\ &= ({vector}) \end{{aligned}}"
@@ -78,7 +78,7 @@ def vectors() -> panels.EditedMatrix:
                       help=t("sim.dims_help"), width=260, setting="sim_dims")
         links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
         st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
-        st.caption(t("sim.editor_help", max=MAX_WORDS, bound=f"{BOUND:g}"))
+        st.caption(t("sim.editor_help", max=MAX_WORDS, bound=BOUND))
     with editor_col:
         edited = panels.matrix_editor(
             "sim_vectors", example_table(), columns=[f"d{k + 1}" for k in range(int(ss["sim_dims"]))],
@@ -94,7 +94,7 @@ def matrices(X: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, words: 
     """X, S, A and C side by side (two by two while they are small)."""
     n, d = X.shape
     if ss["sim_scale"]:
-        st.info(t("sim.scale_on", d=d, root=f"{np.sqrt(d):.4f}"), icon=":material/school:")
+        st.info(t("sim.scale_on", d=d, root=float(np.sqrt(d))), icon=":material/school:")
     st.subheader(t("sim.matrices_header"))
     wide = max(n, d) > 6  # big matrices get the full width, one under the other; small ones two by two
     slots = [st.container() for _ in range(4)] if wide else [*st.columns(2, gap="large"), *st.columns(2, gap="large")]
@@ -102,7 +102,7 @@ def matrices(X: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, words: 
     specs = (  # (matrix, title, key, columns, scale, caption)
         (X, t("sim.X_title"), "sim_X", dim_labels, None, t("sim.X_caption")),
         (S, t("sim.S_title_scaled" if ss["sim_scale"] else "sim.S_title"), "sim_S", words, None, t("sim.S_caption")),
-        (A, t("sim.A_title"), "sim_A", words, "weights", t("sim.A_caption", error=f"{row_error:.1e}")),
+        (A, t("sim.A_title"), "sim_A", words, "weights", t("sim.A_caption", error=row_error)),
         (C, t("sim.C_title"), "sim_C", dim_labels, None, t("sim.C_caption")),
     )
     for slot, (matrix, title, key, columns, scale, caption) in zip(slots, specs):
@@ -136,7 +136,8 @@ def notice(A: np.ndarray, words: list[str]) -> None:
     st.subheader(t("sim.notice_header"))
     favourite = A.argmax(axis=1)
     safe = [md_escape(w) for w in words]
-    pairs = ", ".join(f"**{safe[r]}** → {safe[favourite[r]]} ({A[r, favourite[r]]:.2f})" for r in range(len(words)))
+    pairs = ", ".join(f"**{safe[r]}** → {safe[favourite[r]]} ({number(A[r, favourite[r]], '.2f')})"
+                      for r in range(len(words)))
     st.markdown(t("sim.notice_favourite", pairs=pairs))
     others = [safe[r] for r in range(len(words)) if favourite[r] != r]
     if others:

@@ -11,7 +11,7 @@ import core
 import core.lab.analysis
 import core.lab.heads
 from ui import charts, links, panels, scenes, state
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
@@ -72,16 +72,12 @@ def intro() -> None:
 
 
 def controls(d_model: int, h: int, d_k: int) -> list[str]:
-    """The sentence, then d_model and h beside the split they make (the sidebar's settings: a change reruns the
-    whole lesson). Returns the sentence's tokens."""
+    """The sentence, then the split d_model = h × d_k (d_model, h and n are the sidebar's settings: a change there
+    reruns the whole lesson). Returns the sentence's tokens."""
     st.subheader(t("mha.controls_header"))
     tokens = sentence_tokens(settings.seq_len, "mha")
-    c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    links.control(c1.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                  max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="mha_w_d_model")
-    links.control(c2.selectbox, t("sidebar.heads"), state.heads_options(d_model), help=t("sidebar.heads_help"),
-                  setting=state.key("heads"), key="mha_w_heads")
-    c3.caption(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    st.markdown(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
+    st.caption(t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")))
     return tokens
 
 
@@ -130,7 +126,7 @@ def all_heads(R: dict, labels: list[str], head_names: list[str]) -> None:
 def summary(R: dict, head_names: list[str], n_real: int) -> dict[str, np.ndarray]:
     """Entropy, distance and self-weight per head over the real tokens' queries (core.lab.heads.head_summary)."""
     st.subheader(t("mha.summary_header"))
-    prose(t("mha.summary_intro", n=n_real, log_n=f"{np.log(n_real):.4f}"))  # PAD keys are never seen
+    prose(t("mha.summary_intro", n=n_real, log_n=float(np.log(n_real))))  # PAD keys are never seen
     S = core.lab.heads.head_summary(R["weights"], n_real)  # each (h,)
     frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): S["entropy"],
                           t("mha.distance"): S["distance"], t("mha.self_weight"): S["self_weight"]})
@@ -163,7 +159,7 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
             panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", rows=labels,
                   cols=head_dims, max_width=560 if wide else 300)
     panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
-          caption=t("mha.scores_caption", d_k=d_k, root=f"{np.sqrt(d_k):.4f}"))
+          caption=t("mha.scores_caption", d_k=d_k, root=float(np.sqrt(d_k))))
     if settings.mask != "none":
         panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="mask",
               caption=t("mha.mask_caption"))
@@ -171,7 +167,7 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
               cols=labels)
     row_error = float(np.abs(R["weights"][i].sum(axis=1) - 1).max())
     panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", rows=labels, cols=labels,
-          scale="weights", caption=t("mha.weights_caption", error=f"{row_error:.1e}"))
+          scale="weights", caption=t("mha.weights_caption", error=row_error))
     panel(R["heads"][i], title=t("mha.head_out_title", k=i + 1), key="mha_head_out", rows=labels, cols=head_dims,
           caption=t("mha.head_out_caption"))
 
@@ -182,7 +178,7 @@ def concat_and_output(R: dict, labels: list[str], dims: list[str], d_k: int) -> 
     panel(R["concat"], title=t("mha.concat_title"), key="mha_concat", rows=labels, cols=dims,
           caption=t("mha.concat_caption", h=R["weights"].shape[0], d_k=d_k))
     panel(R["out"], title=t("mha.out_title"), key="mha_out", rows=labels, cols=dims,
-          caption=t("mha.out_caption", error=f"{R['rebuild_error']:.1e}"))
+          caption=t("mha.out_caption", error=float(R["rebuild_error"])))
 
 
 def parameters(R: dict, d_model: int, h: int) -> None:
@@ -191,14 +187,14 @@ def parameters(R: dict, d_model: int, h: int) -> None:
     total = sum(count for _, _, count in R["params"])
     formula = 4 * d_model**2 + 4 * d_model
     p1, p2 = st.columns([1, 2], gap="large")
-    p1.metric(t("mha.params_metric"), f"{total:,}")
+    p1.metric(t("mha.params_metric"), number(total, ","))
     p2.dataframe(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
                                t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
                                t("mha.param_count"): [count for _, _, count in R["params"]]}),
                  hide_index=True, width="content", key="mha_params")
     tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
-    check = r"\ \checkmark" if formula == total else rf"\ \neq {total:,}".replace(",", "{,}")
-    st.latex(tex + f"{formula:,}".replace(",", "{,}") + check)  # {,}: a thousands comma, not punctuation
+    check = r"\ \checkmark" if formula == total else rf"\ \neq {number(total, ',', tex=True)}"
+    st.latex(tex + number(formula, ",", tex=True) + check)
     prose(t("mha.params_text", h=h))
     panels.show_code(core.lab.heads.multi_head, core.lab.heads.seeded_attention, core.MultiHeadAttention,
                      core.scaled_dot_product_attention, core.softmax, core.lab.heads.head_summary,
@@ -211,10 +207,10 @@ def notice(S: dict, labels: list[str], head_names: list[str]) -> None:
     entropy, distance, h = S["entropy"], S["distance"], len(head_names)
     focused, spread = int(entropy.argmin()), int(distance.argmax())
     if h == 1:
-        st.markdown(t("mha.notice_one_head", entropy=f"{entropy[0]:.4f}", distance=f"{distance[0]:.4f}"))
+        st.markdown(t("mha.notice_one_head", entropy=float(entropy[0]), distance=float(distance[0])))
     else:
-        st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=f"{entropy[focused]:.4f}",
-                      far=head_names[spread], distance=f"{distance[spread]:.4f}"))
+        st.markdown(t("mha.notice_heads", focused=head_names[focused], entropy=float(entropy[focused]),
+                      far=head_names[spread], distance=float(distance[spread])))
         pairs = ", ".join(f"**{head_names[k]}** → {md_escape(labels[S['favourite'][k]])}" for k in range(min(h, 8)))
         st.markdown(t("mha.notice_favourite", pairs=pairs + (", …" if h > 8 else "")))
     st.markdown(t("mha.notice_points"))

@@ -16,7 +16,7 @@ import core
 from core import positional
 from core.lab import analysis, positions
 from ui import charts, links, panels, parts, position_views as views, scenes, state
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
@@ -67,9 +67,9 @@ def order_part(tokens: list[str]) -> None:
         st.info(t("pe.order_same_sentence"), icon=":material/info:")
     views.order_outputs(outs, (tokens, moved), cols, d)
     gap_plain, gap_pe = st.columns(2)
-    gap_plain.metric(t("pe.gap_plain"), f"{gaps['plain']:.2e}")
-    gap_pe.metric(t("pe.gap_pe"), f"{gaps['pe']:.4f}")
-    st.markdown(t("pe.order_result", plain=f"{gaps['plain']:.1e}", pe=f"{gaps['pe']:.4f}"))
+    gap_plain.metric(t("pe.gap_plain"), number(gaps["plain"], ".2e"))
+    gap_pe.metric(t("pe.gap_pe"), number(gaps["pe"], ".4f"))
+    st.markdown(t("pe.order_result", plain=float(gaps["plain"]), pe=float(gaps["pe"])))
 
 
 @st.fragment
@@ -81,8 +81,8 @@ def naive_part(tokens: list[str]) -> None:
     panels.matrix_panel(core.to_numpy((x + index)[:, :shown]), title=t("pe.index_title"), key="pe_index",
                         row_labels=tokens, col_labels=cols, max_width=420, caption=t("pe.index_caption"))
     spread = float(x.abs().mean())
-    prose(t("pe.index_text", last=views.MAX_POSITIONS - 1, spread=f"{spread:.2f}",
-            ratio=f"{(views.MAX_POSITIONS - 1) / spread:.0f}"))
+    prose(t("pe.index_text", last=views.MAX_POSITIONS - 1, spread=spread,
+            ratio=(views.MAX_POSITIONS - 1) / spread))
     st.subheader(t("pe.learned_header"))
     prose(t("pe.learned_intro"))
     length = links.control(st.slider, t("pe.learned_len"), 1, views.MAX_LEARNED, help=t("pe.learned_len_help"),
@@ -142,7 +142,7 @@ def offset_part() -> None:
     st.altair_chart(charts.lines(range(P), series, x_title=t("pe.offset_axis"), y_title="PE(p)·PE(p+k)"),
                     width="content")
     views.offset_table(O, k)
-    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=f"{O['spread']:.1e}") + " " + t("common.cpu_only"))
+    st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=float(O["spread"])) + " " + t("common.cpu_only"))
     if d % 2:
         st.info(t("pe.odd_d", d=d), icon=":material/info:")
 
@@ -151,7 +151,7 @@ def scale_part(tokens: list[str]) -> None:
     """Why √d_model: at the usual initial scale the embedding would be lost under PE."""
     d = settings.d_model
     st.header(t("pe.scale_header"))
-    prose(t("pe.scale_intro", d=d, root=f"{math.sqrt(d):.4f}"))
+    prose(t("pe.scale_intro", d=d, root=math.sqrt(d)))
     rows = positions.scale_rows(core.to_numpy(embeddings(tokens)))  # per token: norms and cosines
     views.scale_table(rows, tokens)
     st.caption(t("pe.scale_caption") + " " + t("common.cpu_only"))
@@ -171,7 +171,7 @@ def rope_part() -> None:
     P, k = views.position_sliders()
     R = positions.rotary(P, d_rope, settings.seed, settings.device)
     views.rope_table(R, P, k)
-    st.caption(t("pe.rope_table_caption", k=k, plain=f"{float(R.q @ R.k):.4f}"))
+    st.caption(t("pe.rope_table_caption", k=k, plain=float(R.q @ R.k)))
     left, right = st.columns(2, gap="large")
     with left:
         rz = min(P, views.ROPE_ZOOM)

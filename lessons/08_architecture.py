@@ -10,8 +10,8 @@ import streamlit as st
 
 import core
 from core.lab import costs
-from ui import architecture_views as views, charts, links, panels, parts, scenes, state
-from ui.architecture_views import COURSE, dec, num
+from ui import architecture_views as views, charts, panels, parts, scenes, state
+from ui.architecture_views import COURSE
 from ui.i18n import t
 from ui.presentation import prose
 
@@ -72,19 +72,18 @@ def parameters_part(c: dict[str, int]) -> None:
                        COURSE["d_ff"], True)
     cw = costs.weight_only_layer(COURSE["d_model"], COURSE["d_ff"])
     with st.container(border=True):
-        st.markdown(t("arch.course_check", attn=num(cw["attention"]), ff=num(cw["feed_forward"]),
-                      ln=num(cw["layer_norm"]), layer=num(cw["total"]), six=num(6 * cw["total"]),
-                      exact=num(course["enc_layer"]), exact_six=num(6 * course["enc_layer"]),
-                      stack=num(6 * course["enc_layer"] + course["enc_final_norm"]),
-                      six_rounded=dec(6 * round(cw["total"] / 1e6, 1))))
+        st.markdown(t("arch.course_check", attn=cw["attention"], ff=cw["feed_forward"], ln=cw["layer_norm"],
+                      layer=cw["total"], six=6 * cw["total"], exact=course["enc_layer"],
+                      exact_six=6 * course["enc_layer"], stack=6 * course["enc_layer"] + course["enc_final_norm"],
+                      six_rounded=6 * round(cw["total"] / 1e6, 1)))
     st.subheader(t("arch.sizes_header"))
     views.sizes_table()
     paper = breakdown(PAPER_VOCAB, PAPER_VOCAB, COURSE["d_model"], COURSE["heads"], COURSE["layers"], COURSE["d_ff"],
                       False)
     (base_lo, base_hi), (big_lo, big_hi) = (costs.shared_vocab_range(*row) for row in PAPER_ROWS)
-    prose(t("arch.sizes_note", total=num(paper["total"]), shared=num(paper["total"] - paper["src_embed"]),
-            src=num(paper["src_embed"]), base_lo=num(math.ceil(base_lo)), base_hi=num(base_hi),
-            big_lo=num(math.ceil(big_lo)), big_hi=num(big_hi)))
+    prose(t("arch.sizes_note", total=paper["total"], shared=paper["total"] - paper["src_embed"],
+            src=paper["src_embed"], base_lo=math.ceil(base_lo), base_hi=math.floor(base_hi),
+            big_lo=math.ceil(big_lo), big_hi=math.floor(big_hi)))
 
 
 def cost_chart(n: int) -> None:
@@ -103,28 +102,24 @@ def cost_chart(n: int) -> None:
     prose(t("arch.crossover_note", d=d, d_ff=d_ff, two_d=2 * d))
 
 
-def costs_part() -> int:
-    """Part 3: one layer's multiply-adds and memory as the sequence grows (the sequence length is the sidebar's
-    setting, drawn here too), and attention against an RNN. Returns the sequence length."""
+def costs_part() -> None:
+    """Part 3: one layer's multiply-adds and memory as the sequence grows (n is the sidebar's sequence length), and
+    attention against an RNN."""
     st.subheader(t("arch.costs_header"))
     prose(t("arch.costs_intro"))
-    links.control(st.slider, t("sidebar.seq_len"), state.SEQ_LEN_RANGE[0], state.SEQ_LEN_RANGE[1],
-                  setting=state.key("seq_len"), key="arch_w_seq_len")
-    n = int(ss[state.key("seq_len")])
     enc, dec_costs = costs.encoder_layer_macs(n, d, d_ff), costs.decoder_layer_macs(n, n, d, d_ff)
     views.cost_table(enc, dec_costs)
-    st.caption(t("arch.costs_caption", n=n, flops=num(2 * enc["total"])))
+    st.caption(t("arch.costs_caption", n=n, flops=2 * enc["total"]))
     cost_chart(n)
     mem = costs.layer_memory(n, d, h, d_ff)
     st.markdown(t("arch.memory_header"))
     views.memory_table(mem)
     kept = saved_bytes(n, d, h, d_ff, device=settings.device)  # everything autograd keeps, measured
-    st.caption(t("arch.memory_caption", at=max(1, d // h), kib=dec(kept / 1024),
-                 ratio=dec(kept / (4 * sum(mem.values())))))
+    st.caption(t("arch.memory_caption", at=max(1, d // h), kib=kept / 1024,
+                 ratio=kept / (4 * sum(mem.values()))))
     st.subheader(t("arch.rnn_header"))
     views.rnn_table(n, d)
     prose(t("arch.rnn_note"))
-    return n
 
 
 def closing(c: dict[str, int], n: int) -> None:
@@ -135,9 +130,9 @@ def closing(c: dict[str, int], n: int) -> None:
     st.subheader(t("arch.notice_header"))
     embed_share = 100 * c["embeddings"] / c["total"]  # the sentence follows the number: more or less than the layers
     st.markdown(t("arch.notice_embeddings_most" if embed_share > 50 else "arch.notice_embeddings_less",
-                  share=dec(embed_share)))
-    st.markdown(t("arch.notice_ffn", share=dec(100 * c["enc_ff"] / c["enc_layer"])))
-    st.markdown(t("arch.notice_cost", n=n, share=dec(100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"]),
+                  share=embed_share))
+    st.markdown(t("arch.notice_ffn", share=100 * c["enc_ff"] / c["enc_layer"]))
+    st.markdown(t("arch.notice_cost", n=n, share=100 * (enc["scores"] + enc["weighted_sum"]) / enc["total"],
                   d_ff=d_ff))
 
 
@@ -148,7 +143,6 @@ ss.setdefault("arch_d_ff", 4 * settings.d_model)
 
 intro()
 views.controls(settings.lang)
-settings = state.current()  # the controls above may have changed d_model or heads
 d, h, n = settings.d_model, settings.heads, settings.seq_len
 d_ff, layers = int(ss["arch_d_ff"]), int(ss["arch_layers"])
 v_src, v_tgt, pre_norm = int(ss["arch_src_vocab"]), int(ss["arch_tgt_vocab"]), bool(ss["arch_pre_norm"])
@@ -160,7 +154,7 @@ except ValueError:
 part = parts.pick("arch_part", PARTS, label=t("arch.part"),
                   format_func=lambda p: t(f"arch.part_of.{p}", settings.lang))
 if part == "costs":
-    n = costs_part()
+    costs_part()
 elif part == "parameters":
     parameters_part(c)
 else:

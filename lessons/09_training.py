@@ -12,7 +12,7 @@ from core.decoding import greedy_decode
 from core.train import Trainer, evaluate, learning_rate, sequence_loss
 from ui import limits, links, models, panels, parts, scenes, state
 from ui.presentation import prose
-from ui.i18n import t
+from ui.i18n import number, t
 from ui.training import CHUNK_SECONDS, Run
 from ui.training_page import (load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
@@ -32,7 +32,8 @@ ss = st.session_state
 def task_controls(lang: str) -> None:
     links.control(st.selectbox, t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang),
                   setting="train_task", identity=(lang,), after=load_preset)
-    links.control(st.radio, t("train.preset"), ("fast", "course"), format_func=lambda p: t(f"train.preset_of.{p}", lang),
+    links.control(st.radio, t("train.preset"), ("fast", "course"),
+                  format_func=lambda p: t(f"train.preset_of.{p}", lang),
                   horizontal=True, help=t("train.preset_help"), setting="train_preset", identity=(lang,),
                   after=load_preset)
     if ss["train_task"] == "addition":
@@ -58,16 +59,17 @@ def model_controls(lang: str) -> None:
 
 
 def schedule_controls() -> None:
-    links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: f"{v:g}", setting="train_lr")
+    links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: number(v, "g", settings.lang),
+                  setting="train_lr")  # the language now: Streamlit may call format functions outside the run
     links.control(st.select_slider, t("train.batch"), BATCHES, setting="train_batch")
     links.control(st.slider, t("train.steps"), 20, MAX_STEPS, step=10, help=t("train.steps_help", cap=MAX_STEPS),
                   setting="train_steps")
     spec = wanted()
     size = parameter_count(spec["task_name"], spec["task_options"], spec["model_changes"])
-    st.metric(t("train.parameters"), f"{size:,}")
-    st.caption(t("train.schedule", warmup=spec["warmup"], steps=spec["steps"], lr=f"{spec['lr']:g}"))
+    st.metric(t("train.parameters"), number(size, ","))
+    st.caption(t("train.schedule", warmup=spec["warmup"], steps=spec["steps"], lr=spec["lr"]))
     if step_work(spec) > limits.MAX_STEP_WORK:
-        st.warning(t("train.too_heavy", times=f"{step_work(spec) / limits.MAX_STEP_WORK:.1f}"), icon=":material/speed:")
+        st.warning(t("train.too_heavy", times=step_work(spec) / limits.MAX_STEP_WORK), icon=":material/speed:")
 
 
 def setup() -> None:
@@ -115,12 +117,12 @@ def headline(run: Run) -> None:
     recent = [r.loss for r in trainer.history[-20:]]
     speed = trainer.step / trainer.elapsed if trainer.elapsed > 0 else 0.0
     cols = st.columns(4)
-    cols[0].metric(t("train.loss"), f"{sum(recent) / len(recent):.4f}" if recent else "—")
-    cols[1].metric(t("train.greedy_em"), f"{last.exact_match:.1%}", help=t("train.greedy_em_help", n=last.n))
-    cols[2].metric(t("train.forced_em"), f"{last.teacher_forced_exact_match:.1%}", help=t("train.forced_em_help"))
-    cols[3].metric(t("train.speed"), f"{speed:.1f}", help=t("train.speed_help", seconds=f"{trainer.elapsed:.1f}"))
+    cols[0].metric(t("train.loss"), number(sum(recent) / len(recent), ".4f") if recent else "—")
+    cols[1].metric(t("train.greedy_em"), number(last.exact_match, ".1%"), help=t("train.greedy_em_help", n=last.n))
+    cols[2].metric(t("train.forced_em"), number(last.teacher_forced_exact_match, ".1%"), help=t("train.forced_em_help"))
+    cols[3].metric(t("train.speed"), number(speed, ".1f"), help=t("train.speed_help", seconds=trainer.elapsed))
     if run.pretrained:
-        st.caption(t("train.pretrained_caption", steps=steps, seconds=f"{trainer.elapsed:.1f}"))
+        st.caption(t("train.pretrained_caption", steps=steps, seconds=trainer.elapsed))
 
 
 def curves(run: Run) -> None:

@@ -78,16 +78,16 @@ def toy() -> None:
     P, kept, counts = D["P"], D["kept"], D["counts"]
     left, right = st.columns(2, gap="large")
     bars(left, P["model"], labels, t("dec.chart_model"), marked=int(z.argmax()), color=charts.PALETTE["input"])
-    bars(right, P["temp"], labels, t("dec.chart_temp", T=f"{T:g}"), ghost=P["model"])
+    bars(right, P["temp"], labels, t("dec.chart_temp", T=T), ghost=P["model"])
     cols = st.columns(3, gap="medium")
     bars(cols[0], P["topk"], labels, t("dec.chart_topk", k=k), ghost=P["temp"], kept=kept["topk"])
-    bars(cols[1], P["topp"], labels, t("dec.chart_topp", p=f"{p:g}"), ghost=P["temp"], kept=kept["topp"])
+    bars(cols[1], P["topp"], labels, t("dec.chart_topp", p=p), ghost=P["temp"], kept=kept["topp"])
     bars(cols[2], P["all"], labels, t("dec.chart_all"), ghost=P["temp"], kept=kept["all"],
          color=charts.PALETTE["output"])
     st.caption(t("dec.bars_caption"))
     st.markdown(t("dec.toy_summary", greedy=md_escape(labels[int(z.argmax())]), k=k,
-                  topk=word_list(labels, kept["topk"]), p=f"{p:g}", topp=word_list(labels, kept["topp"]),
-                  mass=f"{P['temp'][kept['topp']].sum():.4f}", all=word_list(labels, kept["all"])))
+                  topk=word_list(labels, kept["topk"]), p=p, topp=word_list(labels, kept["topp"]),
+                  mass=float(P["temp"][kept["topp"]].sum()), all=word_list(labels, kept["all"])))
     left, right = st.columns([3, 2], gap="large")
     bars(left, counts, labels, t("dec.chart_draws", n=n_draws, seed=settings.seed), ghost=n_draws * P["all"],
          kept=kept["all"], domain=None, value_format=".0f", color=charts.PALETTE["value"],
@@ -95,9 +95,10 @@ def toy() -> None:
     with right:
         prose(t("dec.draws_text", n=n_draws))
     if settings.show_numbers:
-        table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {T:g}": P["temp"],
-                            f"top-k (k = {k})": P["topk"], f"top-p (p = {p:g})": P["topp"], t("dec.col_all"): P["all"],
-                            t("dec.col_draws"): counts, t("dec.col_expected"): n_draws * P["all"]},
+        table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {number(T, 'g')}": P["temp"],
+                            f"top-k (k = {k})": P["topk"], f"top-p (p = {number(p, 'g')})": P["topp"],
+                            t("dec.col_all"): P["all"], t("dec.col_draws"): counts,
+                            t("dec.col_expected"): n_draws * P["all"]},
                            index=charts.unique_labels(labels)), "dec_toy_numbers")
     panels.show_code(*TOY_CODE)
 
@@ -120,13 +121,12 @@ def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
     gain = best.log_prob - outputs["greedy"][1]
     sampled_texts = Counter(task.decode_target(row) for row in runs["many"].tokens.tolist())
     top_p_model = greedy.before[0].max(dim=-1).values  # (k,)
-    st.markdown(t("dec.compare_text", mean=number(float(top_p_model.mean()), ".4f"),
-                  low=number(float(top_p_model.min()), ".4f"),
-                  k=greedy.tokens.shape[1], same=number(float(path_probs.prod()), ".4f"), n=N_SAMPLES,
+    st.markdown(t("dec.compare_text", mean=float(top_p_model.mean()), low=float(top_p_model.min()),
+                  k=greedy.tokens.shape[1], same=float(path_probs.prod()), n=N_SAMPLES,
                   right=sampled_texts[expected], distinct=len(sampled_texts), seed=seed,
-                  beam_gain=number(gain if abs(gain) >= 5e-5 else 0.0, ".4f")))
+                  beam_gain=float(gain) if abs(gain) >= 5e-5 else 0.0))
     if gain >= 5e-5:  # beam search found a more probable whole answer than greedy's
-        st.success(t("dec.beam_wins", gain=number(gain, ".4f"), ratio=number(math.exp(gain), ".2f")),
+        st.success(t("dec.beam_wins", gain=float(gain), ratio=math.exp(gain)),
                    icon=":material/account_tree:")
     else:
         st.info(t("dec.beam_ties"), icon=":material/account_tree:")
@@ -194,8 +194,8 @@ def token_step(trace, names: list[str], view: str, s: int) -> None:
     bars(left, before, names, t("dec.chart_step_model"), marked=chosen, color=charts.PALETTE["input"])
     bars(right, after, names, t("dec.chart_step_after", strategy=t(STRATEGY_NAMES[view])), marked=chosen,
          ghost=before, kept=after > 0, color=charts.PALETTE["output"])
-    st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=f"{before[chosen]:.4f}",
-                  p_after=f"{after[chosen]:.4f}", rank=int((before > before[chosen]).sum()) + 1))
+    st.markdown(t("dec.step_choice", step=s, token=md_escape(names[chosen]), p_model=float(before[chosen]),
+                  p_after=float(after[chosen]), rank=int((before > before[chosen]).sum()) + 1))
     if settings.show_numbers:
         table(pd.DataFrame({t("dec.logit"): to_numpy(trace.logits[0, s - 1]), "softmax(z)": before,
                             t("dec.col_after"): after}, index=names), "dec_step_numbers")

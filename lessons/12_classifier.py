@@ -12,10 +12,10 @@ import torch
 from core.lab.classifier import (CLASS_RANGES, ClassifierConfig, ClassifierRun, EncoderClassifier, RangeTask, advance,
                                  finite, mean_pool, parameter_formula)
 from ui import limits, links, panels, scenes, state
-from ui.classifier_runs import (BATCH, DEPTHS, MAX_EPOCHS, MAX_STEPS, MAX_STORED, NORMS, STEP_GRID, grouped, label,
+from ui.classifier_runs import (BATCH, DEPTHS, MAX_EPOCHS, MAX_STEPS, MAX_STORED, NORMS, STEP_GRID, label,
                                 observed, reset, run_charts, run_key, start, start_session, stop, summary_table,
                                 train_chunk)
-from ui.i18n import t
+from ui.i18n import number, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
 
@@ -89,7 +89,7 @@ def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
     shown = [k for k in keys if k in ss["clf_runs"]]
     target = len(keys) * epochs * int(ss["clf_steps"])
     done = sum(min(r.step, epochs * r.run_cfg.steps_per_epoch) for r in runs)
-    st.progress(done / target, text=t("clf.progress", done=grouped(done), total=grouped(target), runs=len(keys)))
+    st.progress(done / target, text=t("clf.progress", done=int(done), total=int(target), runs=len(keys)))
     if not runs:
         st.info(t("clf.no_runs"), icon=":material/info:")
         return
@@ -131,13 +131,13 @@ def grid_section() -> None:
         links.control(st.multiselect, t("clf.depths"), DEPTHS, help=t("clf.depths_help"), setting="clf_depths")
         links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
                       setting="clf_norms")  # Streamlit may call format functions outside the script run
-        links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, format_func=lambda v: f"{v:g}",
-                      help=t("clf.lr_help"), setting="clf_lr")
+        links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, help=t("clf.lr_help"), setting="clf_lr",
+                      format_func=lambda v: number(v, "g", settings.lang))
     with right:
         links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
         links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,
                       help=t("clf.steps_help", batch=BATCH), setting="clf_steps")
-        st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=grouped(MAX_EPOCHS * MAX_STEPS),
+        st.caption(t("clf.caps", epochs=MAX_EPOCHS, steps=MAX_STEPS, total=MAX_EPOCHS * MAX_STEPS,
                      batch=BATCH, stored=MAX_STORED))
     st.markdown(t("clf.presets"))
     for col, name in zip(st.columns(len(SCENES)), SCENES):
@@ -172,7 +172,7 @@ def parameters() -> None:
     """P(N), the parameter count as a function of depth, with this model's numbers."""
     st.subheader(t("clf.params_header"))
     parts = parameter_formula(ClassifierConfig())
-    tex = {name: f"{value:,}".replace(",", "{,}") for name, value in parts.items()}  # 12{,}704: a TeX thousands comma
+    tex = {name: number(value, ",", tex=True) for name, value in parts.items()}  # 12{,}704, 12.704 in Spanish
     st.latex(rf"P(N) = \underbrace{{V d}}_{{{tex['embeddings']}}} + N\,\underbrace{{\big[4(d^2 + d) + 2 d\,d_{{ff}}"
              rf" + d_{{ff}} + d + 4d\big]}}_{{{tex['layers']}}} + \underbrace{{2d}}_{{{tex['final_norm']}}}"
              rf" + \underbrace{{2d + 2}}_{{{tex['head']}}}")

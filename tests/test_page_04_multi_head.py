@@ -5,6 +5,7 @@ page's output and per-head weights are compared with torch's own implementation,
 """
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 
@@ -80,10 +81,8 @@ def facet_weights(at: AppTest) -> dict[str, np.ndarray]:
 
 
 def heads_control(at: AppTest):
-    """The page's own heads selectbox (its key carries a hash of its options, see ui.state.bind)."""
-    found = [s for s in at.selectbox if (s.key or "").startswith("mha_w_heads")]
-    assert len(found) == 1
-    return found[0]
+    """The sidebar's heads selectbox (its key carries a hash of its options, see ui.state.bind)."""
+    return widget(at, "selectbox", "w_cfg_heads")
 
 
 def fixed_words(key: str, lang: str) -> str:
@@ -124,7 +123,8 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("mha.title", lang=lang)
     assert not at.error and not at.warning
-    assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the real module's count at d_model = 64
+    count = f"{4 * 64**2 + 4 * 64:,}"  # the real module's count at d_model = 64
+    assert at.metric[0].value == (count if lang == "en" else count.replace(",", "."))
     assert len(at.dataframe) == 2  # only the summary and the parameters: "show the numbers" is off
     assert set(facet_weights(at)) == {t("mha.head", lang=lang, k=k) for k in (1, 2, 3, 4)}
 
@@ -169,6 +169,16 @@ def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, se
     assert f"{4 * d_model**2 + 4 * d_model:,}".replace(",", "{,}") + r"\ \checkmark" in at.latex[-1].value
 
 
+def test_spanish_numbers_have_a_decimal_comma():
+    at = start(lang="es", page_state={"mha_view_heads": [0]})  # d_model 64, 4 heads: d_k = 16
+    assert_clean(at)
+    text = " ".join(m.value for m in [*at.markdown, *at.caption])
+    assert "√16 ≈ 4,0000" in text and f"log n = {np.log(5):.4f}".replace(".", ",") in text  # 5 real tokens
+    assert re.search(r"error máximo aquí: \d,\de[-+]\d\d\)", text)
+    assert re.search(r"entropía media de \d,\d{4} nats", text) and re.search(r"media de \d,\d{4} posiciones", text)
+    assert at.metric[0].value == "16.640" and r"= 16.640\ \checkmark" in at.latex[-1].value
+
+
 def test_largest_settings_stay_right_and_capped():
     at = start(d_model=512, heads=16, seq_len=64, mask="both", sentence=LONG,
                page_state={"mha_view_heads": list(range(16))})
@@ -202,18 +212,27 @@ def test_odd_sentences_and_smallest_settings(lang, sentence, seq_len, mask):
     np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=2e-5)
 
 
+def test_the_sidebar_sets_the_sizes_and_the_lesson_draws_them_once():
+    at = start(APP)
+    assert_clean(at)
+    labels = {t("sidebar.d_model"), t("sidebar.heads"), t("sidebar.seq_len")}
+    assert not [w.label for w in [*at.main.number_input, *at.main.selectbox, *at.main.slider] if w.label in labels]
+    assert t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")) in [c.value for c in at.caption]
+    assert "**d_k = 16**" in " ".join(m.value for m in at.markdown)  # 64 dimensions ÷ 4 heads
+
+
 def test_controls_change_what_is_shown():
-    at = start()
+    at = start(APP)
     before_x, before_w = matrix(at, "mha_X"), matrix(at, "mha_weights")
     heads_control(at).set_value(8).run()
     assert_clean(at)
     assert at.session_state["cfg_heads"] == 8 and len(table(at, "mha_summary")) == 8
     assert matrix(at, "mha_weights").shape == (5, 5) and not np.allclose(matrix(at, "mha_weights"), before_w)
     assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the count does not depend on h
-    at.number_input(key="mha_w_d_model").set_value(40).run()  # 8 heads divide 40
+    at.number_input(key="w_cfg_d_model").set_value(40).run()  # 8 heads divide 40
     assert at.session_state["cfg_heads"] == 8 and heads_control(at).options == [
         str(k) for k in (1, 2, 4, 5, 8, 10)]
-    at.number_input(key="mha_w_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
+    at.number_input(key="w_cfg_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
     assert_clean(at)
     assert at.session_state["cfg_heads"] == 6 and matrix(at, "mha_X").shape == (5, 36)
     at.session_state["cfg_seed"] = 1

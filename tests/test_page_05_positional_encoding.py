@@ -244,6 +244,10 @@ def test_largest_settings_in_spanish():
     o = got["offset"]  # k = 511 leaves one start, p = 0
     assert list(o["p"]) == [0] and o.iloc[0, 2] == pytest.approx(o.iloc[0, 3], abs=1e-3)
     assert seen["image"].shape[:2] == (512, 512)  # one pixel per value
+    assert len(seen["metric"]) == 4 and all("," in m and "." not in m for m in seen["metric"])  # decimal commas
+    captions = " ".join(seen["caption"])  # pair 15 of d_k = 32: θ = 10000^(-30/32) rad
+    theta = 10000 ** (-30 / 32)
+    assert f"θ = {theta:.4f} rad ({math.degrees(theta):.2f}°)".replace(".", ",") in captions
 
 
 def test_smallest_settings_and_the_learned_limit():

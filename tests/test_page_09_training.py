@@ -78,7 +78,22 @@ def test_defaults_without_a_run(lang):
     assert [i.value for i in at.info] == [t("train.no_run", lang)]
     metric = next(m for m in at.metric if m.label == t("train.parameters", lang))
     model = Trainer.from_preset("copy", "fast").model
-    assert int(metric.value.replace(",", "")) == sum(p.numel() for p in model.parameters())
+    count = f"{sum(p.numel() for p in model.parameters()):,}"
+    assert metric.value == (count if lang == "en" else count.replace(",", "."))  # a point for thousands in Spanish
+    lr = f"{at.session_state['train_lr']:g}"
+    assert (lr if lang == "en" else lr.replace(".", ",")) in " ".join(c.value for c in at.caption)
+
+
+def test_spanish_numbers_have_a_decimal_comma():
+    at = start("es", train_task="parser")
+    button(at, "train.pretrained").click().run()
+    assert_clean(at)
+    shown = {m.label: m.value for m in at.metric}
+    run = run_of(at)
+    for key, share in (("train.greedy_em", run.evaluations[-1].exact_match),
+                       ("train.forced_em", run.evaluations[-1].teacher_forced_exact_match)):
+        assert shown[t(key, "es")] == f"{100 * share:.1f}%".replace(".", ",")
+    assert f"({run.trainer.elapsed:.1f} s".replace(".", ",") in " ".join(c.value for c in at.caption)
 
 
 def test_start_advances_stop_keeps_continue_resumes_reset_clears():

@@ -156,6 +156,18 @@ def test_toy_defaults_match_the_references():
     np.testing.assert_allclose(np_softmax(TOY)[:4].sum(), 0.9547, atol=5e-5)
 
 
+def test_toy_numbers_in_spanish_have_a_decimal_comma():
+    at = start(lang="es", state={"dec_temp": 0.7})
+    assert_clean(at)
+    got = frame(at, "dec_toy_numbers", "es")
+    assert {"T = 0,7", "top-p (p = 0,9)"} <= set(got.columns)
+    kept = reference_toy(TOY, 0.7, 3, 0.9)["T = 0.7"]  # the tempered probabilities: top-p keeps the first to 0.9
+    mass = np.sort(kept)[::-1].cumsum()
+    mass = mass[np.argmax(mass >= 0.9)]
+    summary = next(m.value for m in at.markdown if m.value.startswith(lookup("dec.toy_summary", "es")[:20]))
+    assert f"{mass:.4f}".replace(".", ",") in summary and "p = 0,9 " in summary
+
+
 @pytest.mark.parametrize("name,value", [("dec_temp", 0.1), ("dec_temp", 3.0), ("dec_top_k", 1), ("dec_top_k", 6),
                                         ("dec_top_p", 0.05), ("dec_top_p", 1.0), ("dec_draws", 10000)])
 def test_toy_controls_at_their_extremes(name, value):
@@ -216,7 +228,7 @@ def test_bad_toy_cells_give_a_message_and_keep_the_last_valid_table(change, prob
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and t("editor.invalid") in at.error[0].value
-    fixed = re.split(r"\{[a-z]+\}", lookup(problem, "en"))
+    fixed = re.split(r"\{[a-z]+(?::[^{}]*)?\}", lookup(problem, "en"))
     assert all(piece in at.error[0].value for piece in fixed if piece.strip())
     check_toy(at, TOY, 1.0, 3, 0.9, 20)  # still the last valid numbers
 
@@ -449,7 +461,9 @@ def test_by_default_beam_search_beats_greedy_on_the_early_snapshot(lang):
     assert rows["beam"][t("dec.col_logp", lang)] == pytest.approx(b_lp, abs=1e-4)
     mark = "." if lang == "en" else ","
     gain, ratio = f"{b_lp - g_lp:.4f}".replace(".", mark), f"{math.exp(b_lp - g_lp):.2f}".replace(".", mark)
-    assert [s.value for s in at.success] == [t("dec.beam_wins", lang, gain=gain, ratio=ratio)]
+    shown = [s.value for s in at.success]
+    assert shown == [t("dec.beam_wins", lang, gain=b_lp - g_lp, ratio=math.exp(b_lp - g_lp))]
+    assert f" {gain}" in shown[0] and f" {ratio} " in shown[0]  # in the reader's marks
 
 
 def test_a_confident_model_says_beam_and_greedy_agree():

@@ -9,9 +9,9 @@ from ui.i18n import t
 
 LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
 COURSE = {"d_model": 512, "heads": 8, "d_ff": 2048, "layers": 6}
-SIZES = (("arch.size_original", "2017", "6 + 6", "65 M"), ("arch.size_bert", "2018", "12", "110 M"),
-         ("arch.size_gpt2", "2019", "48", "1.5 B"), ("arch.size_t5", "2020", "12 + 12", "220 M"),
-         ("arch.size_gpt3", "2020", "96", "175 B"))
+SIZES = (("arch.size_original", "2017", "6 + 6", 65), ("arch.size_bert", "2018", "12", 110),
+         ("arch.size_gpt2", "2019", "48", 1500), ("arch.size_t5", "2020", "12 + 12", 220),
+         ("arch.size_gpt3", "2020", "96", 175_000))  # (name, year, layers, millions of parameters as published)
 COMPONENTS = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src + V_tgt)·d"),
               ("attention", "arch.c_attention", "3N·(4d² + 4d)", "3N·4d²"),
               ("feed_forward", "arch.c_feed_forward", "2N·(2·d·d_ff + d_ff + d)", "2N·2·d·d_ff"),
@@ -28,11 +28,6 @@ MEMORY_ROWS = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation
 def num(value: float) -> str:
     """An integer with the language's thousands separator."""
     return i18n.number(int(value), ",")
-
-
-def dec(value: float, places: int = 1) -> str:
-    """A decimal number with the language's decimal mark."""
-    return i18n.number(value, f".{places}f")
 
 
 def column(kind: str, width: int):
@@ -56,17 +51,14 @@ def use_course_size() -> None:
 
 
 def controls(lang: str) -> None:
-    """The model's size: d_model and heads (the sidebar's settings, drawn here beside the rest), d_ff, N, the two
-    vocabularies and where the LayerNorm goes. Every part reads them, so a change reruns the whole lesson."""
+    """The model's size: d_ff, N, the two vocabularies and where the LayerNorm goes (d_model, h and n are the
+    sidebar's settings; a button sets the course's size). Every part reads them: a change reruns the whole lesson."""
     ss = st.session_state
     st.subheader(t("arch.controls_header"))
     col1, col2, col3 = st.columns(3, gap="large")
     with col1:
-        links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
-                      max_value=state.D_MODEL_RANGE[1], step=8, setting=state.key("d_model"), key="arch_w_d_model")
-        heads_options = state.heads_options(int(ss[state.key("d_model")]))
-        links.control(st.selectbox, t("sidebar.heads"), heads_options, help=t("arch.heads_help"),
-                      setting=state.key("heads"), key="arch_w_heads", identity=tuple(heads_options))
+        st.caption(t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")))
+        st.caption(t("arch.heads_help"))
         st.button(t("arch.course_button"), on_click=use_course_size, icon=":material/school:")
     with col2:
         links.control(st.toggle, t("arch.ff_auto"), setting="arch_ff_auto")
@@ -88,14 +80,14 @@ def controls(lang: str) -> None:
 def box(name: str, text_key: str, shape_text: str, params: int | None = None, color: str = "#FFFFFF") -> str:
     """One DOT node: its translated name, its live shape and (if given) its parameter count."""
     lines = [*t(text_key).split("\n"), *shape_text.split("\n")]
-    lines += [t("arch.dot_params", count=num(params))] if params is not None else []
+    lines += [t("arch.dot_params", count=int(params))] if params is not None else []
     label = "\\n".join(line.replace('"', "'") for line in lines)
     return f'{name} [label="{label}", fillcolor="{color}"];'
 
 
 def cluster(name: str, title_key: str, norms_key: str, norms: int, members: str, layers: int) -> str:
     """One dashed DOT cluster (the encoder or the decoder stack) titled with N and its LayerNorm parameters."""
-    title = (t(title_key, n=layers) + "\\n" + t(norms_key, count=num(norms))).replace('"', "'")
+    title = (t(title_key, n=layers) + "\\n" + t(norms_key, count=int(norms))).replace('"', "'")
     return f'subgraph cluster_{name} {{ label="{title}"; style="rounded,dashed"; color="#777777"; {members} }}'
 
 
@@ -144,7 +136,7 @@ def model_table(c: dict[str, int], d: int, d_ff: int, layers: int, v_src: int, v
            t("arch.col_weights_formula"): [formula.format(norms=norms) for *_, formula in COMPONENTS],
            t("arch.col_weights_value"): [weights_only[key] for key, *_ in COMPONENTS]},
           ("text", "int", "share", "text", "text", "int"), (190, 130, 110, 180, 130, 150), "arch_model_table")
-    st.caption(t("arch.params_caption", total=num(c["total"]), mb=dec(4 * c["total"] / 2**20)))
+    st.caption(t("arch.params_caption", total=int(c["total"]), mb=4 * c["total"] / 2**20))
     if any(f[key] != c[key] for key in f):  # the formulas describe core's model; if core changes, say so
         st.warning(t("arch.formula_mismatch"))
 
@@ -165,12 +157,17 @@ def layer_table(c: dict[str, int], d: int, d_ff: int, layers: int) -> None:
           ("text", "int", "int", "text", "text", "int"), (150, 135, 160, 160, 150, 140), "arch_layer_table")
 
 
+def size_text(millions: int) -> str:
+    """A published size: "65 M" below a thousand millions, "1.5 B" (in Spanish "1,5 mil millones") from there."""
+    return t("arch.size_millions", m=millions) if millions < 1000 else t("arch.size_billions", b=millions / 1000)
+
+
 def sizes_table() -> None:
     """Published model sizes, 2017 to 2020."""
     st.table(pd.DataFrame({t("arch.sizes_model"): [t(key) for key, *_ in SIZES],
                            t("arch.sizes_year"): [year for _, year, _, _ in SIZES],
                            t("arch.sizes_layers"): [lay for *_, lay, _ in SIZES],
-                           t("arch.sizes_params"): [p for *_, p in SIZES]}).set_index(t("arch.sizes_model")))
+                           t("arch.sizes_params"): [size_text(m) for *_, m in SIZES]}).set_index(t("arch.sizes_model")))
 
 
 def cost_table(enc: dict[str, int], dec_costs: dict[str, int]) -> None:

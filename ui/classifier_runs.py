@@ -17,7 +17,7 @@ import streamlit as st
 
 from core.lab.classifier import ClassifierConfig, ClassifierRun, RangeTask, RunConfig, advance, finite, first_epoch_at
 from . import charts, limits
-from .i18n import current_language, t
+from .i18n import t
 from .training import CHUNK_SECONDS
 
 DEPTHS = (1, 2, 3, 4, 6)
@@ -106,11 +106,6 @@ def train_chunk(keys: list[tuple], epochs: int) -> None:
     elif ss["clf_trained_seconds"] > 60 * limits.MAX_RUN_MINUTES:
         stop()
         ss["clf_capped"] = True
-
-
-def grouped(n: int) -> str:
-    """6,000 in English, 6 000 in Spanish (a non-breaking space groups the digits)."""
-    return f"{n:,}" if current_language() == "en" else f"{n:,}".replace(",", "\u00a0")
 
 
 def label(key: tuple) -> str:

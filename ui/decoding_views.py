@@ -8,7 +8,7 @@ from core import to_numpy
 from core.decoding import beam_paths
 from core.tasks import BOS_ID, EOS_ID, TaskInputError
 from ui import charts, links, models, panels
-from ui.i18n import md_escape, t
+from ui.i18n import md_escape, number, t
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
 MAX_TOY, BOUND = 12, 50.0
@@ -83,7 +83,8 @@ def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
                     'fillcolor="#56B4E966"' if i in kept else
                     'fillcolor="white", style="rounded,dashed", fontcolor="#6E6E6E", color="#9E9E9E"')
             pen = f', penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else ""
-            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{float(step.log_prob[i]):.2f}", {look}{pen}];')
+            log_p = number(float(step.log_prob[i]), ".2f")
+            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{log_p}", {look}{pen}];')
             source = "r" if parent == -1 else f"n{s - 1}_{parent}"
             edge = f'penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else (
                 'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
@@ -99,7 +100,7 @@ def toy_controls() -> panels.EditedMatrix:
         edited = panels.matrix_editor("dec_toy", toy_table(), columns=["logit"], label_column="token",
                                       label_title=t("dec.token"), column_title=lambda k: t("dec.logit"), min_rows=2,
                                       max_rows=MAX_TOY, bound=BOUND, alt_text=t("dec.editor_alt"))
-        st.caption(t("dec.editor_help", max=MAX_TOY, bound=f"{BOUND:g}"))
+        st.caption(t("dec.editor_help", max=MAX_TOY, bound=BOUND))
     V = len(edited.labels)
     ss["dec_top_k"] = min(int(ss["dec_top_k"]), V)
     with controls_col:

@@ -180,7 +180,7 @@ def validate_table(df: pd.DataFrame, label_column: str, *, min_rows: int, max_ro
             elif math.isinf(v):
                 problems.append(t("editor.not_finite", where=where))
             elif abs(v) > bound:
-                problems.append(t("editor.too_large", where=where, value=f"{v:.6g}", bound=f"{bound:g}"))
+                problems.append(t("editor.too_large", where=where, value=v, bound=bound))
             else:
                 values[i, k] = v
     return labels, values, problems
@@ -208,7 +208,7 @@ def table_from_url(text: str, label_column: str, columns: list[str], **limits: A
         if not validate_table(table, label_column, **limits)[2]:
             return table
     raise links.Rejected("state.allowed_table", lo=limits["min_rows"], hi=limits["max_rows"], n=len(columns),
-                         bound=f"{limits['bound']:g}")
+                         bound=limits["bound"])
 
 
 def table_to_url(labels: Sequence[str], values: np.ndarray) -> str:

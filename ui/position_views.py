@@ -13,7 +13,7 @@ import core
 from core import positional
 from core.lab import positions
 from ui import charts, links, panels
-from ui.i18n import t
+from ui.i18n import number, t
 from ui.presentation import prose
 
 MAX_POSITIONS, MAX_LEARNED, MAX_CURVES = 512, 64, 6
@@ -101,7 +101,7 @@ def curves(pe: np.ndarray, dim: Callable[..., str]) -> None:
         return
     factors = {j: float(positional.frequency_factor(j // 2, d)) for j in chosen}
     series = {t("pe.curve_name", dim=dim(j=j), fn="sin" if j % 2 == 0 else "cos",
-                wavelength=f"{2 * math.pi * factors[j]:.1f}"): pe[:, j] for j in sorted(chosen)}
+                wavelength=2 * math.pi * factors[j]): pe[:, j] for j in sorted(chosen)}
     st.altair_chart(charts.lines(range(P), series, x_title=t("pe.position"), y_title="PE"), width="content")
 
 
@@ -130,9 +130,8 @@ def scale_table(rows: dict, tokens: list[str]) -> None:
     table = pd.DataFrame({t("pe.col_token"): tokens, "p": range(len(tokens)), "‖E‖": rows["E"],
                           "‖√d·E‖": rows["scaled_E"], "‖PE‖": rows["PE"], t("pe.col_cos_plain"): rows["cos_plain"],
                           t("pe.col_cos_scaled"): rows["cos_scaled"]})
-    m1, m2 = st.columns(2)
-    m1.metric(t("pe.col_cos_plain"), f"{table[t('pe.col_cos_plain')].mean():.4f}")
-    m2.metric(t("pe.col_cos_scaled"), f"{table[t('pe.col_cos_scaled')].mean():.4f}")
+    for column, name in zip(st.columns(2), ("pe.col_cos_plain", "pe.col_cos_scaled")):
+        column.metric(t(name), number(table[t(name)].mean(), ".4f"))
     number_table(table, "pe_scale_table", list(table.columns[2:]))
 
 
@@ -159,7 +158,7 @@ def rope_plane(R: positions.Rotary, P: int, k: int, d_rope: int, dim: Callable[.
     st.altair_chart(charts.plane_arrows(points, names, colours, x_title=dim(j=2 * i), y_title=dim(j=2 * i + 1),
                                         circles=[float(v[2 * i: 2 * i + 2].norm()) for v in (R.q, R.k)],
                                         title=t("pe.rope_plane_title", i=i)), width="content")
-    st.caption(t("pe.rope_plane_caption", theta=f"{theta:.4f}", degrees=f"{math.degrees(theta):.2f}", k=k))
+    st.caption(t("pe.rope_plane_caption", theta=theta, degrees=math.degrees(theta), k=k))
 
 
 def comparison(length: int, d: int) -> pd.DataFrame:

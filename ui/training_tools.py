@@ -36,7 +36,8 @@ def curve_charts(run: Run, upto: int, lang: str) -> tuple[alt.Chart | None, alt.
     series = {t("train.forced_em", lang): [e.teacher_forced_exact_match for e in evals],
               t("train.greedy_em", lang): [e.exact_match for e in evals],
               t("train.greedy_tokens", lang): [e.token_accuracy for e in evals]}
-    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang), y_title=t("train.accuracy", lang),
+    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang),
+                         y_title=t("train.accuracy", lang),
                          colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
     accuracy = chart.mark_line(point=True, strokeWidth=2.5).encode(
         x=alt.X("x:Q", axis=alt.Axis(title=t("train.step", lang), format="d", labelFontSize=12, titleFontSize=14)),
@@ -56,7 +57,8 @@ def learner_input(run: Run):
     try:
         return predict(model, task, st.session_state["train_input"])
     except TaskInputError as error:
-        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit), icon=":material/edit:")
+        st.warning(t(f"train.input_of.{error.code}", part=md_escape(error.part), limit=error.limit),
+                   icon=":material/edit:")
         return None
 
 
@@ -81,7 +83,7 @@ def decoding_steps(task, found) -> None:
     step = links.control(st.slider, t("train.decode_step"), 1, k, setting="train_decode_step") if k > 1 else 1
     prefix = [BOS, *generated[:step - 1]]
     st.markdown(t("train.decoder_input", tokens=" ".join(f"`{s.replace('`', '')}`" for s in prefix),
-                  chosen=md_escape(generated[step - 1]), p=f"{probs[step - 1].max():.4f}"))
+                  chosen=md_escape(generated[step - 1]), p=float(probs[step - 1].max())))
     top = np.argsort(-probs[step - 1])[:TOP_TOKENS]
     labels = [task.tgt_vocab.tokens[i] for i in top]
     st.altair_chart(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
@@ -147,22 +149,23 @@ def snapshots_section(run: Run) -> None:
     cols = tgt_labels if kind == "decoder" else src_labels
     weights_col, entropy_col = st.columns(2, gap="large")
     with weights_col:
-        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=st.session_state["train_snap_step"]), key="train_snap",
-                            row_labels=rows, col_labels=cols, scale="weights", max_width=380)
+        panels.matrix_panel(chosen, title=t("train.snapshot_title", step=st.session_state["train_snap_step"]),
+                            key="train_snap", row_labels=rows, col_labels=cols, scale="weights", max_width=380)
     spread = [entropy(torch.from_numpy(maps[kind][layer, head])).mean().item() for _, maps in snaps]
     with entropy_col:
         chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
         st.altair_chart(chart.properties(width=CHART_WIDTH), width="content")
-        st.caption(t("train.entropy_caption", uniform=f"{np.log(chosen.shape[1]):.4f}"))
+        st.caption(t("train.entropy_caption", uniform=float(np.log(chosen.shape[1]))))
 
 
 def errors_section(run: Run) -> None:
     task = run.trainer.task
     tag = (run.token, run.trainer.step)
     if st.session_state.get("train_errors_for") != tag:
-        st.session_state["train_errors"], st.session_state["train_errors_for"] = error_report(run.trainer.model, task, n=1000), tag
+        report = error_report(run.trainer.model, task, n=1000)
+        st.session_state["train_errors"], st.session_state["train_errors_for"] = report, tag
     report = st.session_state["train_errors"]
-    st.markdown(t("train.errors_summary", n=report.n, em=f"{report.exact_match:.1%}",
+    st.markdown(t("train.errors_summary", n=report.n, em=float(report.exact_match),
                   split=t(f"train.split_of.{report.split}")))
     labels = [str(i + 1) for i in range(len(report.position_accuracy) - 1)] + [EOS]
     pos_col, group_col = st.columns(2, gap="large")
