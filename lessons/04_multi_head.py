@@ -10,7 +10,7 @@ import streamlit as st
 import core
 import core.lab.analysis
 import core.lab.heads
-from ui import charts, links, panels, scenes, state
+from ui import charts, links, panels, scenes, state, tables
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -130,8 +130,8 @@ def summary(R: dict, head_names: list[str], n_real: int) -> dict[str, np.ndarray
     S = core.lab.heads.head_summary(R["weights"], n_real)  # each (h,)
     frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): S["entropy"],
                           t("mha.distance"): S["distance"], t("mha.self_weight"): S["self_weight"]})
-    st.dataframe(frame, hide_index=True, width="content", key="mha_summary", height=35 * (len(head_names) + 1) + 3,
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns[1:]})
+    tables.dataframe(frame, hide_index=True, width="content", key="mha_summary",
+                     height=35 * (len(head_names) + 1) + 3)
     bars = (("entropy", "mha.nats", float(np.log(n_real)), 0.01, "query"),
             ("distance", "mha.positions", float(n_real - 1), 1.0, "key"))  # (measure, unit, top, least top, colour)
     for column, (name, unit, top, least, colour) in zip(st.columns(2, gap="large"), bars):

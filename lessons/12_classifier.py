@@ -11,7 +11,7 @@ import torch
 
 from core.lab.classifier import (CLASS_RANGES, ClassifierConfig, ClassifierRun, EncoderClassifier, RangeTask, advance,
                                  finite, mean_pool, parameter_formula)
-from ui import limits, links, panels, scenes, state
+from ui import limits, links, panels, scenes, state, tables
 from ui.classifier_runs import (BATCH, DEPTHS, MAX_EPOCHS, MAX_STEPS, MAX_STORED, NORMS, STEP_GRID, label,
                                 observed, reset, run_charts, run_key, start, start_session, stop, summary_table,
                                 train_chunk)
@@ -58,11 +58,10 @@ def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
         st.altair_chart(chart, width="content")
     st.caption(t("clf.charts_caption", test=RangeTask().test_size))
     table = summary_table(keys, runs, epochs)
-    formats = {t("clf.col_final"): "%.4f", t("clf.col_best"): "%.4f", t("clf.col_loss"): "%.4f",
-               t("clf.col_ms"): "%.1f", t("clf.col_params"): "localized"}
+    formats = {t("clf.col_final"): ".4f", t("clf.col_best"): ".4f", t("clf.col_loss"): ".4f",
+               t("clf.col_ms"): ".1f", t("clf.col_params"): ",d"}
     if len(table):
-        st.dataframe(table, hide_index=True, width="content", key="clf_table",
-                     column_config={c: st.column_config.NumberColumn(c, format=f) for c, f in formats.items()})
+        tables.dataframe(table, hide_index=True, width="content", key="clf_table", formats=formats)
         st.caption(t("clf.table_caption"))
     if settings.show_numbers:
         for field, title in (("test_accuracy", "clf.test_acc"), ("train_loss", "clf.train_loss")):
@@ -70,8 +69,7 @@ def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
                                                       dtype=float) for k, r in zip(keys, runs)})
             frame.index = range(1, len(frame) + 1)
             st.markdown(f"##### {t(title)}")
-            st.dataframe(frame, width="content", key=f"clf_numbers_{field}",
-                         column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns})
+            tables.dataframe(frame, width="content", key=f"clf_numbers_{field}")
     text = observed(keys, runs, epochs)
     if text:
         st.markdown(text)

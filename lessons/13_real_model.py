@@ -12,7 +12,7 @@ import core
 from core import pretrained
 from core.lab import probing
 from core.model import Embeddings, EncoderOnly
-from ui import charts, links, panels, real_model_views as views, scenes, state
+from ui import charts, links, panels, real_model_views as views, scenes, state, tables
 from ui.i18n import md_escape, t
 from ui.minilm import minilm
 from ui.presentation import prose
@@ -114,8 +114,7 @@ def patterns(R: dict) -> None:
     st.subheader(t("real.patterns_header"))
     prose(t("real.patterns_text", mostly=MOSTLY))
     table = views.pattern_table(R["patterns"], layer_names, head_names)
-    st.dataframe(table, hide_index=True, key="real_patterns", height=300,
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[3:]})
+    tables.dataframe(table, hide_index=True, key="real_patterns", height=300)
     st.markdown(views.leader_lines(R["patterns"]))
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from core import to_numpy
 from core.lab import finetune as ft
 from core.lab import finetune_data as fd
-from ui import limits, links, panels, scenes, state
+from ui import limits, links, panels, scenes, state, tables
 from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, pct, points_frame,
                          results_table, top_heads, verdict_text)
 from ui.finetune_runs import (MAX_SECONDS, MAX_STEPS, STEP_GRID, reset, run_keys, start, start_session, steps_done,
@@ -117,7 +117,7 @@ def live(keys: list[tuple], was_running: bool) -> None:
     results_table(runs, names)
     if settings.show_numbers:
         st.markdown(f"##### {t('ft.numbers_accuracy')}")
-        st.dataframe(accuracy_frame(curves, t("ft.step")), hide_index=True, key="ft_numbers_accuracy")
+        tables.dataframe(accuracy_frame(curves, t("ft.step")), hide_index=True, key="ft_numbers_accuracy")
     if any(r.timed_out() for r in runs.values()):
         st.warning(t("ft.timed_out", seconds=int(MAX_SECONDS)), icon=":material/timer_off:")
     if len(runs) == len(keys) and all(r.done() for r in runs.values()):
@@ -162,7 +162,7 @@ def pca_section(runs: dict[str, ft.FineTuneRun]) -> None:
     st.caption(t("ft.pca_caption"))
     if settings.show_numbers:
         st.markdown(f"##### {t('ft.numbers_pca')}")
-        st.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
+        tables.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
 
 
 def notice() -> None:

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.lab import costs
-from ui import charts, i18n, links, state
+from ui import charts, i18n, links, state, tables
 from ui.i18n import t
 
 LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
@@ -30,18 +30,22 @@ def num(value: float) -> str:
     return i18n.number(int(value), ",")
 
 
+KIND_FORMATS = {"int": ",d", "share": ".2f"}  # an integer with thousands separators; a share in % to 2 decimals
+
+
 def column(kind: str, width: int):
-    """A dataframe column: text, an integer with thousands separators (in the browser's locale), or a share in %."""
+    """A dataframe column's type and width in pixels (its numbers are written by ui.tables, in the language)."""
     if kind == "text":
         return st.column_config.TextColumn(width=width)
-    return st.column_config.NumberColumn(format="localized" if kind == "int" else "%.2f", width=width)
+    return st.column_config.NumberColumn(width=width)
 
 
 def table(columns: dict, kinds: tuple[str, ...], widths: tuple, key: str) -> None:
     """A dataframe of `columns` ({title: values}) with each column's kind and width in pixels."""
     frame = pd.DataFrame(columns)
-    st.dataframe(frame, hide_index=True, key=key,
-                 column_config={col: column(kind, width) for col, kind, width in zip(frame.columns, kinds, widths)})
+    tables.dataframe(frame, hide_index=True, key=key,
+                     formats={col: KIND_FORMATS[kind] for col, kind in zip(frame.columns, kinds) if kind != "text"},
+                     column_config={col: column(kind, width) for col, kind, width in zip(frame.columns, kinds, widths)})
 
 
 def use_course_size() -> None:

@@ -11,7 +11,7 @@ import core
 from core.lab import blocks
 from core.lab.blocks import GPT2
 from core.layers import ACTIVATION
-from ui import charts, links, panels
+from ui import charts, links, panels, tables
 from ui.i18n import md_escape, number, t
 
 MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
@@ -85,8 +85,7 @@ def residual_charts(stats: dict, several: bool, show_numbers: bool) -> None:
         numbers = {t("blocks.layer"): layer_axis} | {f"{k} · {t('blocks.norm_axis')}": v for k, v in norms.items()}
         if several:
             numbers |= {f"{k} · {t('blocks.cos_axis')}": v for k, v in similar.items()}
-        st.dataframe(pd.DataFrame(numbers), hide_index=True, key="blk_residual_numbers",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in list(numbers)[1:]})
+        tables.dataframe(pd.DataFrame(numbers), hide_index=True, key="blk_residual_numbers")
 
 
 def target_tokens(seq_len: int) -> list[str]:

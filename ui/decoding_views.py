@@ -7,7 +7,7 @@ import streamlit as st
 from core import to_numpy
 from core.decoding import beam_paths
 from core.tasks import BOS_ID, EOS_ID, TaskInputError
-from ui import charts, links, models, panels
+from ui import charts, links, models, panels, tables
 from ui.i18n import md_escape, number, t
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
@@ -41,8 +41,7 @@ def word_list(labels: list[str], mask: np.ndarray) -> str:
 
 
 def table(df: pd.DataFrame, key: str) -> None:
-    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns if df[c].dtype.kind == "f"}
-    st.dataframe(df, column_config=config, width="content", key=key)
+    tables.dataframe(df, width="content", key=key)
 
 
 def bars(col, values, labels, title, **kw) -> None:

@@ -18,6 +18,7 @@ import streamlit as st
 from core.lab import finetune as ft
 from core.lab import finetune_data as fd
 
+from . import tables
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
 from .i18n import number, t
 from .minilm import minilm
@@ -100,10 +101,8 @@ def results_table(runs: dict[str, ft.FineTuneRun], names: dict[str, str]) -> Non
                           t("ft.col_trained"): [sum(p.numel() for p in r.classifier.parameters())
                                                 for r in runs.values()],
                           t("ft.col_seconds"): [r.seconds for r in runs.values()]})
-    st.dataframe(table, hide_index=True, key="ft_table", column_config={
-        t("ft.col_final"): st.column_config.NumberColumn(format="percent"),
-        t("ft.col_trained"): st.column_config.NumberColumn(format="localized"),
-        t("ft.col_seconds"): st.column_config.NumberColumn(format="%.1f")})
+    tables.dataframe(table, hide_index=True, key="ft_table",
+                     formats={t("ft.col_final"): ".2%", t("ft.col_trained"): ",d", t("ft.col_seconds"): ".1f"})
 
 
 def top_heads(change: np.ndarray, layers: Sequence[str], heads: Sequence[str], n: int = 3) -> str:

@@ -15,7 +15,7 @@ from core.lab.gpt import load_char_model
 from core.lab.kvcache import CacheComparison
 from core.sampling import filter_logits
 
-from . import charts, gpt_run
+from . import charts, gpt_run, tables
 from .i18n import number, t
 
 TOP_CHARS = 10  # bars of the next-character chart
@@ -54,10 +54,10 @@ def loss_chart(run: gpt_run.GPTRun, lang: str) -> None:
 def samples_table(run: gpt_run.GPTRun, expanded: bool) -> None:
     """Every live sample so far, with its step and held-out loss, in an expander."""
     with st.expander(t("gpt.samples_all"), expanded=expanded):
-        st.dataframe(pd.DataFrame({t("train.step"): [m.step for m in run.measures],
-                                   t("gpt.heldout"): [m.heldout for m in run.measures],
-                                   t("gpt.sample"): [m.sample for m in run.measures]}),
-                     hide_index=True, key="gpt_samples_table")
+        tables.dataframe(pd.DataFrame({t("train.step"): [m.step for m in run.measures],
+                                       t("gpt.heldout"): [m.heldout for m in run.measures],
+                                       t("gpt.sample"): [m.sample for m in run.measures]}),
+                         hide_index=True, key="gpt_samples_table")
 
 
 def step_probabilities(logits: torch.Tensor, knobs: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,9 +80,9 @@ def next_char_bars(before: torch.Tensor, after: torch.Tensor, chosen: int, vocab
                                              label_title=t("gpt.next_char")), width="content")
     st.caption(t("gpt.bars_caption"))
     if show_numbers:
-        st.dataframe(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),
-                                   t("gpt.probability"): after[shown].tolist()}), hide_index=True,
-                     key="gpt_distribution_numbers")
+        tables.dataframe(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),
+                                       t("gpt.probability"): after[shown].tolist()}), hide_index=True,
+                         key="gpt_distribution_numbers")
 
 
 def kv_timings(found: CacheComparison, positions: list[int], repeats: int, lang: str, show_numbers: bool) -> None:
@@ -93,4 +93,4 @@ def kv_timings(found: CacheComparison, positions: list[int], repeats: int, lang:
                                  colors=(charts.PALETTE["key"], charts.PALETTE["query"])), width="content")
     st.metric(t("gpt.speedup"), number(found.speedup, ".2f") + "×", help=t("gpt.speedup_help", repeats=repeats))
     if show_numbers:
-        st.dataframe(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, key="gpt_kv_numbers")
+        tables.dataframe(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, key="gpt_kv_numbers")

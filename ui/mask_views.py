@@ -8,7 +8,7 @@ import torch
 
 import core
 from core.lab import heads, mask_conventions as conv
-from ui import charts, links, panels
+from ui import charts, links, panels, tables
 from ui.i18n import t
 
 PAD = "PAD"
@@ -132,6 +132,7 @@ def cost_chart(kind: str, totals: list[int], show_numbers: bool) -> None:
     n = COST_NS[-1]
     st.caption(t("masks.cost_caption", n=n, full=n * n, kept=int(totals[-1]), ratio=n * n / totals[-1]))
     if show_numbers:
-        st.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content")
+        tables.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content",
+                         formats={c: ",d" for c in ["n", *series]})
     counts = (conv.window_kept_per_row, conv.global_local_kept_per_row)[:2 if kind == "global" else 1]
     panels.show_code(conv.pattern_mask, conv.pattern_kept, *counts)  # the fragment reruns it with the pattern

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.lab.gradients import gradient_norms_at_init
 from core.norm import DEFAULT_EPS, STYLES
-from ui import charts, links, panels
+from ui import charts, links, panels, tables
 from ui.i18n import number, t
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
@@ -86,8 +86,7 @@ def eps_tex(style: str) -> str:
 
 def numbers(df: pd.DataFrame, key: str) -> None:
     """A read-only table of numbers to 4 decimals."""
-    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns}
-    st.dataframe(df, column_config=config, width="content", key=key)
+    tables.dataframe(df, width="content", key=key)
 
 
 def pair_table(P: dict[str, dict[str, np.ndarray]]) -> None:

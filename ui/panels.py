@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import charts, links, state
+from . import charts, links, state, tables
 from .i18n import current_language, md_escape, t
 
 
@@ -39,10 +39,8 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
 
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
-    """A read-only table of the matrix, 4 decimals, with its labels."""
-    df = numbers_frame(matrix, row_labels, col_labels)
-    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns}
-    st.dataframe(df, column_config=config, width="content", key=key)
+    """A read-only table of the matrix, 4 decimals in the reader's language, with its labels."""
+    tables.dataframe(numbers_frame(matrix, row_labels, col_labels), width="content", key=key)
 
 
 def csv_text(df: pd.DataFrame) -> str:

@@ -12,7 +12,7 @@ import streamlit as st
 import core
 from core import positional
 from core.lab import positions
-from ui import charts, links, panels
+from ui import charts, links, panels, tables
 from ui.i18n import number, t
 from ui.presentation import prose
 
@@ -45,8 +45,7 @@ def default_pairs(d: int) -> list[int]:
 
 def number_table(table: pd.DataFrame, key: str, exact: list[str]) -> None:
     """A table of results with the `exact` columns to 4 decimals."""
-    st.dataframe(table, hide_index=True, width="content", key=key,
-                 column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in exact})
+    tables.dataframe(table, hide_index=True, width="content", key=key, formats={c: ".4f" for c in exact})
 
 
 def full_csv(n: int, d: int, dim_labels: list[str]) -> str:

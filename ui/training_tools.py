@@ -15,7 +15,7 @@ from core.lab.analysis import entropy
 from core.lab.errors import error_report
 from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError
 from core.train import predict
-from . import charts, links, panels, state
+from . import charts, links, panels, state, tables
 from .i18n import current_language, md_escape, t
 from .presentation import prose
 from .training import KINDS, Run, attention_maps
@@ -90,9 +90,9 @@ def decoding_steps(task, found) -> None:
                                 label_title=t("train.next_token"), title=t("train.next_title", step=step)),
                     width="content")
     if state.settings().show_numbers:
-        st.dataframe(pd.DataFrame({t("train.decoder_input_col"): [" ".join([BOS, *generated[:i]]) for i in range(k)],
-                                   t("train.next_token"): generated,
-                                   t("train.probability"): probs.max(axis=1)}), hide_index=True)
+        inputs = [" ".join([BOS, *generated[:i]]) for i in range(k)]  # the decoder's input at each step
+        tables.dataframe(pd.DataFrame({t("train.decoder_input_col"): inputs, t("train.next_token"): generated,
+                                       t("train.probability"): probs.max(axis=1)}), hide_index=True)
 
 
 def attention_section(run: Run) -> None:

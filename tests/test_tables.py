@@ -1,0 +1,75 @@
+"""Read-only tables of numbers in the reader's language (ui/tables.py): what each cell is written as, that the
+numbers stay numbers underneath, and a Spanish lesson whose "show the numbers" cells have a decimal comma."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit import dataframe_util
+from streamlit.testing.v1 import AppTest
+
+from conftest import start_page
+from ui import tables
+from ui.i18n import number
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMA_4 = re.compile(r"^-?\d+,\d{4}$")
+
+
+@pytest.mark.parametrize("value, spec, lang, text", [
+    (0.25, None, "en", "0.2500"), (0.25, None, "es", "0,2500"), (-1234.56789, None, "es", "-1234,5679"),
+    (1234567, ",d", "en", "1,234,567"), (1234567, ",d", "es", "1.234.567"), (1234567, None, "es", "1234567"),
+    (np.int64(4096), ",d", "es", "4.096"), (np.float32(0.5), ".1f", "es", "0,5"), (0.125, ".2%", "es", "12,50%"),
+    (-math.inf, None, "es", "−∞"), (math.inf, ".2f", "en", "+∞"), (math.nan, None, "es", ""), (None, None, "es", ""),
+    (True, None, "es", "True"), ("a.b", ".4f", "es", "a.b"),
+])
+def test_cell_text(value, spec, lang, text):
+    assert tables.cell_text(value, spec, lang) == text
+
+
+def display(element) -> pd.DataFrame:
+    """What the grid shows of an st.dataframe element: its Styler's display values."""
+    return dataframe_util.convert_arrow_bytes_to_pandas_df(element.proto.arrow_data.styler.display_values)
+
+
+PROBE = """
+import numpy as np, pandas as pd, streamlit as st
+from ui import tables
+st.session_state["cfg_lang"] = "es"
+df = pd.DataFrame({"x": [1234.5, -0.25, -np.inf], "n": [1000, 2, 3], "word": ["a", "b", "c"]}, index=["r0", "r1", "r2"])
+tables.dataframe(df, formats={"n": ",d"}, column_config={"x": st.column_config.NumberColumn(width=120)})
+"""
+
+
+def test_numbers_stay_numbers_and_show_in_the_language():
+    at = AppTest.from_string(PROBE, default_timeout=30).run()
+    assert not at.exception
+    (element,) = at.dataframe
+    assert element.value["x"].dtype == float and element.value["n"].tolist() == [1000, 2, 3]  # sorts by value
+    shown = display(element)
+    assert shown.to_dict("list") == {"x": ["1234,5000", "-0,2500", "−∞"], "n": ["1.000", "2", "3"],
+                                     "word": ["a", "b", "c"]}
+
+
+def test_a_column_format_is_refused_and_a_format_for_no_column_too():
+    with pytest.raises(ValueError, match="format"):
+        tables.dataframe(pd.DataFrame({"x": [1.0]}), column_config={"x": st.column_config.NumberColumn(format="%.4f")})
+    with pytest.raises(KeyError, match="nope"):
+        tables.styled(pd.DataFrame({"x": [1.0]}), {"nope": ".1f"}, "en")
+
+
+def test_a_spanish_lesson_writes_its_numbers_with_a_decimal_comma():
+    at = start_page(ROOT / "lessons" / "01_similarity.py", lang="es")
+    assert not at.exception
+    words = ["time", "flies", "like", "an", "arrow"]
+    (similarity,) = [d for d in at.dataframe if d.editing_mode == "read_only" and list(d.value.index) == words
+                     and list(d.value.columns) == words and np.allclose(d.value.to_numpy(), d.value.to_numpy().T)]
+    shown = display(similarity)
+    assert shown.shape == (5, 5) and all(COMMA_4.match(s) for s in shown.to_numpy().ravel()), shown
+    assert shown.to_numpy().tolist() == [[number(v, ".4f", "es") for v in row]
+                                         for row in similarity.value.to_numpy().tolist()]
