@@ -43,7 +43,8 @@ def legend_title(encoding: dict) -> str:
 
 
 @pytest.mark.parametrize("kind, key", [("weights", "chart.weight_legend"), ("diverging", "chart.signed_legend"),
-                                       ("sequential", "chart.entry_legend"), ("mask", "chart.mask_legend")])
+                                       ("scores", "chart.score_legend"), ("sequential", "chart.entry_legend"),
+                                       ("mask", "chart.mask_legend")])
 def test_a_legend_is_titled_by_its_scale_kind_never_value(kind, key):
     generic = [None, "value", t("chart.value", lang="en"), t("chart.value", lang="es")]
     for value in generic:
@@ -67,6 +68,19 @@ def test_every_builder_with_a_colour_ramp_titles_it_by_what_it_shows():
     view = charts.head_view(np.full((1, 3, 3), 1 / 3), "abc", [0], ["h1"]).to_dict()
     assert view["layer"][0]["encoding"]["tooltip"][-1]["title"] == t("chart.weight_legend", lang="en")
 
+
+
+def test_scores_are_drawn_like_signed_values_and_titled_score(spanish):
+    """S, S/√d_k and masked scores (−∞ where blocked): the signed ramp centred at 0, grey −∞, legend "Puntuación"."""
+    scores = np.array([[2.5, -np.inf, -np.inf], [0.4, -1.0, -np.inf], [-3.0, 0.0, 1.2]])
+    drawn = {kind: charts.heatmap(scores, "abc", "abc", scale=kind).to_dict() for kind in ("scores", "diverging")}
+    (score_colour,), (signed_colour,) = (colour_encodings(drawn[k]) for k in ("scores", "diverging"))
+    assert score_colour["scale"] == signed_colour["scale"]
+    assert score_colour["scale"]["domain"] == [-3.0, 3.0] and score_colour["scale"]["domainMid"] == 0.0
+    assert [c["dark"] for c in cells(drawn["scores"])] == [c["dark"] for c in cells(drawn["diverging"])]
+    assert legend_title(score_colour) == "Puntuación" == t("chart.score_legend", lang="es")
+    assert legend_title(signed_colour) == t("chart.signed_legend", lang="es")
+    assert charts.legend_title("scores") == "Puntuación" and charts.legend_title("scores", "S/√d_k") == "S/√d_k"
 
 # ---- masks: two categories, whatever the convention ---------------------------------------------------------
 

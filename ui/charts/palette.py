@@ -3,6 +3,7 @@
 Scale kinds (`Scale`), each with its legend title when the caller gives none (`legend_title`):
 - "weights": attention weights, a fixed sequential 0..1 ramp (two heatmaps of weights are comparable);
 - "diverging": signed values, a diverging ramp centred at 0 with a symmetric domain;
+- "scores": attention scores (S = Q Kᵀ, S/√d_k, masked scores): the diverging ramp, the legend titled "Score";
 - "sequential": other non-negative values, a sequential ramp over the data's range;
 - the masks, two categories (kept, blocked) and never a ramp, one kind per convention of writing them:
   "mask" (1 / True = keep: the Annotated Transformer's and core's), "mask_blocked" (1 / True = block:
@@ -23,8 +24,9 @@ import numpy as np
 from ..i18n import LANGUAGES, lookup, t
 from . import numbers
 
-Scale = Literal["diverging", "weights", "sequential", "mask", "mask_blocked", "mask_additive"]
+Scale = Literal["diverging", "scores", "weights", "sequential", "mask", "mask_blocked", "mask_additive"]
 MASK_SCALES = ("mask", "mask_blocked", "mask_additive")
+RAMP_OF = MappingProxyType({"scores": "diverging"})  # a kind drawn on another kind's ramp, titled its own way
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision deficiency.
 PALETTE = MappingProxyType({
@@ -50,6 +52,7 @@ IMAGE_STOPS = ((0.0, "#1F4E8C"), (0.25, "#6FA8DC"), (0.5, "#F4F4F4"), (0.75, "#F
 WEIGHT_STOPS = ((0.0, "#FFFFFF"), (0.25, "#C6DBEF"), (0.5, "#6BAED6"), (0.75, "#2171B5"), (1.0, "#08306B"))
 GRID_EMPTY = (217, 217, 217)  # light grey: non-finite cells and the gaps of a picture
 _LEGEND_KEYS = MappingProxyType({"weights": "chart.weight_legend", "diverging": "chart.signed_legend",
+                                 "scores": "chart.score_legend",
                                  "sequential": "chart.entry_legend", **{k: "chart.mask_legend" for k in MASK_SCALES}})
 
 
@@ -62,6 +65,7 @@ def legend_title(kind: Scale, given: str | None = None) -> str:
 
 def color_scale(kind: Scale, values: np.ndarray) -> alt.Scale:
     """The colour scale for a matrix of this kind: see the module docstring."""
+    kind = RAMP_OF.get(kind, kind)
     if kind in MASK_SCALES:
         names = [t(f"chart.{c}", lang=numbers.language()) for c in MASK_COLOURS]
         return alt.Scale(domain=names, range=list(MASK_COLOURS.values()))
@@ -100,6 +104,7 @@ def _dark(values: np.ndarray, kind: Scale, domain: Sequence[float]) -> np.ndarra
     "blueorange" darkens sooner on its blue side than on its orange side. Non-finite cells are not dark; of a
     mask, the kept cells are (blue)."""
     v = np.asarray(values, dtype=float)
+    kind = RAMP_OF.get(kind, kind)
     if kind in MASK_SCALES:
         return kept(v, kind)
     lo, hi = float(domain[0]), float(domain[-1])
