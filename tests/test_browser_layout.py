@@ -3,24 +3,94 @@ past it or is clipped by its own box, and no chart lies over another. Wide table
 inside their own frame (that is how they are meant to fit). The welcome page shows, above the fold, what the app is
 and the button that starts lesson 1. Needs Debian's Chromium.
 
-Each lesson is opened twice, in two configurations that together cover both sizes, both languages and both
-presentation modes (all eight combinations for all 14 lessons would take about 8 minutes of the suite)."""
+Every view is checked: each lesson, and each sub-lesson of a lesson with `ui.parts.pick` (opened by its link,
+``?masks_part=batch``), in both languages at both sizes. A view is opened twice, once per language (English as
+read, Spanish in presentation mode), each time at one size and then, without reloading, at the other (the window
+resized: the page lays itself out again, the script does not rerun). So every size, language and view is checked
+with two page loads instead of four."""
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import pytest
 
 from conftest import require_browser
-from scripts.browser import page_errors, wait_for_app
+from scripts.browser import QUIET_JS, page_errors, wait_for_app, wait_until_settled
+from ui.i18n import t
 from ui.lessons import PAGES
 
 pytestmark = pytest.mark.browser
 require_browser()
 
-CONFIGS = [((1366, 768), "en", "0"), ((1280, 720), "es", "1")]  # (viewport, language, presentation mode)
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = ((1366, 768), (1280, 720))
+CONFIGS = [(SIZES, "en", "0"), (SIZES[::-1], "es", "1")]  # (sizes, the first opened; language; presentation mode)
+CONFIG_IDS = ["en", "es-present"]
 # Scroll frames a wide thing is allowed to scroll in; a chart or text past them is still found (its own box).
 SCROLLERS = ('.katex-display, [data-testid="stDataFrame"], [data-testid="stDataFrame"] *, [data-testid="stCode"] *, '
              '[data-testid="stTable"] *, [data-baseweb="select"] *, [data-baseweb="input"] *, '
              '[data-testid="stTextArea"] *, textarea, input, [data-testid="stSidebar"] *')
+
+
+def sub_lessons(path: str) -> tuple[str | None, list[str]]:
+    """(setting, parts) of the lesson's `parts.pick` (its sub-lessons, in order), or (None, []) without one."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    literals = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                literals[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "pick" and \
+                getattr(node.func.value, "id", None) == "parts":
+            listed = node.args[1] if isinstance(node.args[1], ast.Name) else node.args[1].args[0]  # PARTS, list(PARTS)
+            return ast.literal_eval(node.args[0]), list(literals[listed.id])
+    return None, []
+
+
+def views() -> list[tuple[str, str, str | None, str | None]]:
+    """(id, url path, setting, part) of every lesson (setting and part None) and sub-lesson."""
+    found = []
+    for *_, path, _, _, url in PAGES:
+        setting, parts = sub_lessons(path)
+        found += [(f"{Path(path).stem[:2]}-{part}", url, setting, part) for part in parts] or \
+                 [(Path(path).stem[:2], url, None, None)]
+    return found
+
+
+VIEWS = views()
+# Lessons whose sub-lessons inspect a model: the view first loads the shipped one (a click), then picks the part.
+NEEDS_A_MODEL = {"train-a-transformer": lambda lang: t("train.pretrained", lang, task=t("task.copy", lang))}
+# Faults found in lesson files (widths chosen for wider screens), reported to be fixed there; each view is expected to
+# fail until then (strict: once it passes, the mark must go). (view id, language) -> what runs past or overlaps.
+KNOWN = {
+    ("02", "en"): "1280x720: Q, K and V (width=760 in the right column) run 44 px past the main area",
+    ("03-conventions", "en"): "1280x720: the three mask panels (max_width=130, st.columns(3)) overlap",
+    ("04", "en"): "1280x720: the full-width X panel (878 px) runs 1 px past the main area",
+    ("05-offset", "en"): "1366x768 and 1280x720: the PE·PE zoom runs past the main area and overlaps the image",
+    ("06", "en"): "1280x720: a full-width chart 918 px wide (x titled 'value') runs 41 px past the main area",
+    ("07-ffn", "en"): "1280x720: the d_ff-wide panel (width=900) runs 2 px past the main area",
+    ("07-dropout", "en"): "1366x768 and 1280x720: the mask and dropped panels (width=420) overlap and run past",
+}
+
+
+def view_params(views_: list, configs: list) -> list:
+    return [pytest.param(view, url, setting, part, sizes, lang, present, id=f"{view}-{config_id}",
+                         marks=[pytest.mark.xfail(reason=KNOWN[view, lang], strict=True)] if (view, lang) in KNOWN else [])
+            for view, url, setting, part in views_ for (sizes, lang, present), config_id in zip(configs, CONFIG_IDS)]
+
+
+def test_every_sub_lesson_picker_is_found():
+    """A lesson's `parts.pick` is read from its own file: one moved elsewhere would leave its parts unchecked."""
+    in_lessons = sum((ROOT / path).read_text(encoding="utf-8").count("parts.pick(") for _, path, *_ in PAGES)
+    elsewhere = [p.name for p in (ROOT / "ui").glob("*.py") if p.name != "parts.py" and "parts.pick(" in p.read_text()]
+    assert not elsewhere, f"a sub-lesson picker outside its lesson file, teach views() to find it: {elsewhere}"
+    assert in_lessons == sum(bool(sub_lessons(path)[0]) for _, path, *_ in PAGES) >= 7
+    assert len(VIEWS) == len(PAGES) + sum(len(sub_lessons(path)[1]) - 1 for _, path, *_ in PAGES if sub_lessons(path)[0])
+
 
 _PROBLEMS_JS = """(scrollers) => {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
@@ -56,27 +126,62 @@ _PROBLEMS_JS = """(scrollers) => {
 
 @pytest.fixture(scope="module")
 def pages(browser):
-    opened = {size: browser.new_page(viewport={"width": size[0], "height": size[1]}) for size, _, _ in CONFIGS}
+    """One page per language, with QUIET_JS installed: a view is checked once it is drawn and quiet."""
+    opened = {}
+    for sizes, lang, _ in CONFIGS:
+        opened[lang] = browser.new_page(viewport={"width": sizes[0][0], "height": sizes[0][1]})
+        opened[lang].add_init_script(QUIET_JS)
     yield opened
     for page in opened.values():
         page.close()
 
 
-@pytest.mark.parametrize("size, lang, present", CONFIGS, ids=["1366x768-en", "1280x720-es-present"])
-@pytest.mark.parametrize("url", [url for *_, url in PAGES], ids=[path.split("/")[-1][:2] for _, path, *_ in PAGES])
-def test_nothing_runs_past_or_is_clipped(app, pages, url, size, lang, present):
-    page = pages[size]
-    page.goto(f"{app.url}/{url}?lang={lang}&present={present}", wait_until="domcontentloaded")
-    wait_for_app(page)
-    page.wait_for_timeout(500)  # charts are laid out after the script ends
+def picked_part(page, setting: str) -> int:
+    """The index of the sub-lesson whose radio button is checked (the widget's key is w_<setting>_<checksum>)."""
+    return page.eval_on_selector_all(f'[class*="st-key-w_{setting}_"] input[type=radio]',
+                                     "inputs => inputs.findIndex(input => input.checked)")
+
+
+def open_view(page, url: str, setting: str | None, part: str | None, lang: str) -> None:
+    """Open a sub-lesson: by its link, or, in a lesson that needs a model, by loading one and clicking the part."""
+    pretrained = NEEDS_A_MODEL.get(url)
+    if pretrained:
+        page.evaluate("window.__bench.reset()")
+        page.get_by_role("button", name=pretrained(lang)).click()
+        wait_until_settled(page)
+        if picked_part(page, setting) != VIEW_PARTS[url].index(part):
+            page.evaluate("window.__bench.reset()")
+            page.locator(f'[class*="st-key-w_{setting}_"] label[data-testid="stRadioOption"]').nth(
+                VIEW_PARTS[url].index(part)).click()
+            wait_until_settled(page)
+    assert picked_part(page, setting) == VIEW_PARTS[url].index(part)  # the view on screen is this sub-lesson
+
+
+VIEW_PARTS = {url: sub_lessons(path)[1] for *_, path, _, _, url in PAGES}
+
+
+@pytest.mark.parametrize("view, url, setting, part, sizes, lang, present", view_params(VIEWS, CONFIGS))
+def test_nothing_runs_past_or_is_clipped(app, pages, view, url, setting, part, sizes, lang, present):
+    page = pages[lang]
+    page.set_viewport_size({"width": sizes[0][0], "height": sizes[0][1]})
+    link = f"&{setting}={part}" if part and url not in NEEDS_A_MODEL else ""
+    page.goto(f"{app.url}/{url}?lang={lang}&present={present}{link}", wait_until="domcontentloaded")
+    wait_until_settled(page)  # charts are laid out after the script ends: the page is checked once quiet
+    if part:
+        open_view(page, url, setting, part, lang)
     assert not page_errors(page), page_errors(page)
-    problems = page.evaluate(_PROBLEMS_JS, SCROLLERS)
-    assert not problems, problems
+    for k, (width, height) in enumerate(sizes):
+        if k:
+            page.set_viewport_size({"width": width, "height": height})
+            wait_until_settled(page, expect_run=False)  # laid out again at the new size (the script does not rerun)
+        problems = page.evaluate(_PROBLEMS_JS, SCROLLERS)
+        assert not problems, (f"{width}x{height}", problems)
 
 
 @pytest.mark.parametrize("size, lang", [((1366, 768), "en"), ((1280, 720), "es")])
 def test_the_welcome_page_starts_lesson_1_above_the_fold(app, pages, size, lang):
-    page = pages[size]
+    page = pages[lang]
+    page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(f"{app.url}/?lang={lang}&present=0", wait_until="domcontentloaded")
     wait_for_app(page)
     title = page.locator('[data-testid="stMain"] h1').first

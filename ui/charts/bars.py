@@ -71,7 +71,7 @@ def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept
                       ghost: Sequence[float] | None = None, marked: int | None = None, value_title: str = "p",
                       ghost_title: str = "before", label_title: str | None = None, removed_text: str = "✕",
                       marked_text: str = "◀", title: str | None = None, color: str = PALETTE["query"],
-                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 240,
+                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 180,
                       row_height: int = 26) -> alt.LayerChart:
     """A distribution over tokens as horizontal bars, tokens top to bottom in the given order.
 
