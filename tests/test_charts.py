@@ -264,3 +264,14 @@ def test_layer_builds_the_same_spec_as_altair_with_or_without_anything_to_lift()
         ours = _finish(layer(*layers, **kwargs), height=90).to_dict(validate=True)
         theirs = _finish(alt.layer(*layers, **kwargs), height=90).to_dict(validate=True)
         assert ours == theirs
+
+
+def test_value_strips_name_the_rows_once_on_the_left():
+    """Side-by-side panels share their rows: only the first draws the row labels (lesson 6's four panels then fit
+    the main area at 1280x720, tests/test_browser_layout.py)."""
+    spec = charts.value_strips({"a": np.eye(2, 3), "b": -np.eye(2, 3), "c": np.ones((2, 3))}, ["x", "y"],
+                               value_title="v").to_dict()
+    axes = [[layer["encoding"]["y"].get("axis", "default") for layer in panel["layer"]] for panel in spec["hconcat"]]
+    assert all(axis not in (None, "default") and axis["labelFontSize"] > 0 for axis in axes[0])
+    assert all(axis is None for panel in axes[1:] for axis in panel)
+    assert all(layer["encoding"]["y"]["sort"] == ["x", "y"] for panel in spec["hconcat"] for layer in panel["layer"])

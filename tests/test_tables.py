@@ -25,7 +25,8 @@ COMMA_4 = re.compile(r"^-?\d+,\d{4}$")
     (0.25, None, "en", "0.2500"), (0.25, None, "es", "0,2500"), (-1234.56789, None, "es", "-1234,5679"),
     (1234567, ",d", "en", "1,234,567"), (1234567, ",d", "es", "1.234.567"), (1234567, None, "es", "1234567"),
     (np.int64(4096), ",d", "es", "4.096"), (np.float32(0.5), ".1f", "es", "0,5"), (0.125, ".2%", "es", "12,50%"),
-    (-math.inf, None, "es", "−∞"), (math.inf, ".2f", "en", "+∞"), (math.nan, None, "es", ""), (None, None, "es", ""),
+    (-math.inf, None, "es", "−∞"), (math.inf, ".2f", "en", "+∞"), (math.nan, None, "es", ""),
+    (None, None, "es", ""),
     (True, None, "es", "True"), ("a.b", ".4f", "es", "a.b"),
 ])
 def test_cell_text(value, spec, lang, text):

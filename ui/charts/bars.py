@@ -119,14 +119,14 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
 
 def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *, value_title: str,
                  row_title: str | None = None, mean_title: str = "mean", width: int = 240) -> alt.HConcatChart:
-    """How each row's values are spread: one panel per matrix (side by side, each with its own x axis),
-    one line per row, a tick at every value (its dimension, numbered as `dimension_labels` does, in the tooltip)
-    and a black diamond at the row's mean.
+    """How each row's values are spread: one panel per matrix (side by side, each with its own x axis; the rows
+    labelled once, on the left), one line per row, a tick at every value (its dimension, numbered as
+    `dimension_labels` does, in the tooltip) and a black diamond at the row's mean.
 
     panels {title: (n, d) matrix}, all with the same rows. Used for "before and after a normalization"."""
     rows = unique_labels(row_labels)
     charts = []
-    for title, matrix in panels.items():
+    for index, (title, matrix) in enumerate(panels.items()):
         matrix = np.asarray(matrix, dtype=float)  # (n, d)
         dims = dimension_labels(matrix.shape[1])
         values = pd.DataFrame([{"row": rows[i], "k": FIRST_DIMENSION + k, "dim": dims[k],
@@ -134,7 +134,8 @@ def value_strips(panels: dict[str, np.ndarray], row_labels: Sequence[object], *,
                                for i in range(matrix.shape[0]) for k in range(matrix.shape[1])])
         row_means = matrix.mean(axis=1)  # (n,)
         means = pd.DataFrame({"row": rows, "mean": row_means, "exact": [exact(v) for v in row_means]})
-        y = alt.Y("row:N", sort=rows, axis=_plain_axis(row_title, ticks=False, label_size=LABEL_FONT))
+        axis = None if index else _plain_axis(row_title, ticks=False, label_size=LABEL_FONT)  # rows named once
+        y = alt.Y("row:N", sort=rows, axis=axis)
         ticks = alt.Chart(values).mark_tick(color=PALETTE["input"], thickness=3, size=22).encode(
             x=alt.X("value:Q", axis=_plain_axis(value_title), scale=alt.Scale(zero=False, nice=True)), y=y,
             tooltip=[alt.Tooltip("row:N", title=row_title or " "), alt.Tooltip("dim:N", title=_t("chart.dimension")),
