@@ -66,16 +66,16 @@ def projections(M: dict[str, np.ndarray], words: list[str], model_dims: list[str
                   t("qkv.W_tied") if tied and name != "V" else None, width=240)
         with out_col:
             panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"),
-                  width=520)
+                  width=380)
 
 
 def scores(M: dict[str, np.ndarray], words: list[str], head_dims: list[str], d_k: int, causal: bool) -> None:
     """Q Kᵀ, scaled, masked (when causal), softmax and output, two a row."""
     st.subheader(t("qkv.scores_header"))
-    steps = [("S", "qkv_S", None, t("qkv.S_caption")),
-             ("S_scaled", "qkv_S_scaled", None, t("qkv.S_scaled_caption", root=math.sqrt(d_k), d_k=d_k))]
+    steps = [("S", "qkv_S", "scores", t("qkv.S_caption")),
+             ("S_scaled", "qkv_S_scaled", "scores", t("qkv.S_scaled_caption", root=math.sqrt(d_k), d_k=d_k))]
     if causal:
-        steps.append(("S_masked", "qkv_S_masked", None, t("qkv.S_masked_caption")))
+        steps.append(("S_masked", "qkv_S_masked", "scores", t("qkv.S_masked_caption")))
     row_error = float(np.abs(M["A"].sum(axis=1) - 1).max())
     steps += [("A", "qkv_A", "weights", t("qkv.A_caption", error=row_error)),
               ("O", "qkv_O", None, t("qkv.O_caption"))]

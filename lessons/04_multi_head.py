@@ -48,7 +48,7 @@ def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: li
 def facet_columns(n: int) -> int:
     """Panels per row so the small multiples fit the page (each panel is 2/3 of a heatmap's cells, see ui.charts)."""
     panel_width = max(2, min(52, 440 // n)) * 2 // 3 * n + 40
-    return max(1, min(4, 880 // panel_width))
+    return max(1, min(4, 800 // panel_width))  # 800 px: four panels of n = 5 drew 878 px, past 1280 x 720
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
@@ -159,12 +159,12 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
             panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", rows=labels,
                   cols=head_dims, max_width=560 if wide else 300)
     panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
-          caption=t("mha.scores_caption", d_k=d_k, root=float(np.sqrt(d_k))))
+          scale="scores", caption=t("mha.scores_caption", d_k=d_k, root=float(np.sqrt(d_k))))
     if settings.mask != "none":
         panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="mask",
               caption=t("mha.mask_caption"))
         panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", rows=labels,
-              cols=labels)
+              cols=labels, scale="scores")
     row_error = float(np.abs(R["weights"][i].sum(axis=1) - 1).max())
     panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", rows=labels, cols=labels,
           scale="weights", caption=t("mha.weights_caption", error=row_error))

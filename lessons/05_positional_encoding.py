@@ -131,12 +131,12 @@ def offset_part() -> None:
     dots = O["dots"]  # (P, P)
     left, right = st.columns(2, gap="large")
     left.markdown(f"##### {t('pe.dots_title', P=P)}")
-    left.altair_chart(charts.image_heatmap(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=320,
-                                           height=320, value_title="PE·PE"), width="content")
+    left.altair_chart(charts.image_heatmap(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=220,
+                                           height=220, value_title="PE·PE"), width="content")
     with right:
         dz = min(P, views.DOT_ZOOM)
         panels.matrix_panel(dots[:dz, :dz], title=t("pe.dots_zoom_title"), key="pe_dots", scale="diverging",
-                            row_labels=views.position_labels(dz), col_labels=views.position_labels(dz), max_width=420,
+                            row_labels=views.position_labels(dz), col_labels=views.position_labels(dz), max_width=260,
                             caption=t("pe.dots_zoom_caption"))
     series = {t("pe.from_p", p=p): [dots[p, p + j] for j in range(P - p)] for p in sorted({0, P // 4, P // 2})}
     st.altair_chart(charts.lines(range(P), series, x_title=t("pe.offset_axis"), y_title="PE(p)·PE(p+k)"),
@@ -177,7 +177,7 @@ def rope_part() -> None:
         rz = min(P, views.ROPE_ZOOM)
         panels.matrix_panel(R.scores[:rz, :rz], title=t("pe.rope_scores_title"), key="pe_rope_scores",
                             row_labels=views.position_labels(rz), col_labels=views.position_labels(rz),
-                            scale="diverging", max_width=320, caption=t("pe.rope_scores_caption"))
+                            scale="scores", max_width=320, caption=t("pe.rope_scores_caption"))
     with right:
         views.rope_plane(R, P, k, d_rope, dim)
 

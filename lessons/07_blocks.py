@@ -117,10 +117,10 @@ def dropout(Y: np.ndarray) -> None:
     keep_col, drop_col = st.columns(2, gap="large")
     with keep_col:
         views.panel(kept, t("blocks.mask_title"), "blk_mask", words, scale="mask", caption=t("blocks.mask_caption"),
-                    width=420)
+                    width=240)
     with drop_col:
         views.panel(dropped, t("blocks.dropped_title"), "blk_dropped", words, caption=t("blocks.dropped_caption"),
-                    width=420)
+                    width=240)
 
 
 @st.fragment
@@ -158,7 +158,7 @@ def layers(d_ff: int, activation: str, norm_first: bool) -> None:
     side = {"src": words, "tgt": target, None: None}
     rows, cols = (side[axis] for axis in blocks.tensor_axes(kind, name))
     views.panel(matrix, f"{t(f'blocks.kind_{kind}')}: {name}", "blk_traced", rows, cols,
-                scale="weights" if name.endswith("hook_weights") else None, caption=views.hook_text(name))
+                scale=views.scale_of(name), caption=views.hook_text(name))
 
 
 def gpt2() -> None:

@@ -97,13 +97,14 @@ def solution_5(M: dict) -> None:
     for col, name in zip(st.columns(3), "qkv"):
         with col:
             panel(M[name], name.upper(), f"e5_{name}")
-    steps = ((M["scores"], t("ex.scores_qk_title"), "e5_scores", TOKENS),
-             (M["weights"], t("ex.weights_title"), "e5_weights", TOKENS),
-             (M["heads"], t("ex.heads_title"), "e5_heads", DIMS), (M["out"], t("ex.attn_out_title"), "e5_out", DIMS))
+    steps = ((M["scores"], t("ex.scores_qk_title"), "e5_scores", TOKENS, "scores"),
+             (M["weights"], t("ex.weights_title"), "e5_weights", TOKENS, "weights"),
+             (M["heads"], t("ex.heads_title"), "e5_heads", DIMS, None),
+             (M["out"], t("ex.attn_out_title"), "e5_out", DIMS, None))
     for pair in (steps[:2], steps[2:]):
-        for col, (m, title, key, cols) in zip(st.columns(2), pair):
+        for col, (m, title, key, cols, scale) in zip(st.columns(2), pair):
             with col:
-                panel(m, title, key, cols=cols)
+                panel(m, title, key, cols=cols, scale=scale)
     st.info(t("ex.e5_note"), icon=":material/info:")
 
 

@@ -157,7 +157,7 @@ def one_head(R: dict, labels: list[str]) -> None:
     views.qk_panels(q, k, labels, li + 1, hi + 1)
     recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
     panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels, col_labels=labels,
-                        caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
+                        scale="scores", caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
                                   error=float(np.abs(recomputed - scores).max())))
     panels.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", row_labels=labels,
                         col_labels=labels, scale="weights",

@@ -195,3 +195,20 @@ def test_a_spanish_session_draws_every_chart_with_a_decimal_comma():
     assert specs and all(s["config"]["locale"]["number"]["decimal"] == "," for s in specs)
     bars = [s for s in specs if s["description"].startswith(t("a11y.bars_kind", lang="es"))]
     assert bars and all(re.search(r"= \d+,\d\d", s["description"]) for s in bars)
+
+
+def test_the_lessons_score_matrices_are_drawn_as_scores():
+    """S = Q Kᵀ (scaled, masked) in lessons 2 and 4 carries the "scores" kind: its legend says "Score"."""
+    from conftest import ROOT, start_page
+
+    def legends(spec: dict) -> list[str]:
+        found = [layer["encoding"]["color"]["legend"]["title"] for layer in spec.get("layer", [])
+                 if "legend" in layer.get("encoding", {}).get("color", {})]
+        return [" ".join(x) if isinstance(x, list) else x for x in found]
+
+    for lesson, titles in (("lessons/02_attention.py", ("qkv.S_title", "qkv.S_scaled_title")),
+                           ("lessons/04_multi_head.py", ("mha.scores_title",))):
+        at = start_page(ROOT / "app.py", lesson=lesson, numbers=False)
+        specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+        scored = [s for s in specs if t("chart.score_legend", lang="en") in legends(s)]
+        assert len(scored) >= len(titles), lesson

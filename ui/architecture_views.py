@@ -19,7 +19,8 @@ COMPONENTS = (("embeddings", "arch.c_embeddings", "(V_src + V_tgt)·d", "(V_src 
               ("generator", "arch.c_generator", "V_tgt", "0"),
               ("total", "arch.c_total", "—", "—"))  # (key, label, formula with biases, weights-only formula)
 COST_ROWS = (("projections", "arch.m_projections", "4·n·d²"), ("scores", "arch.m_scores", "n²·d"),
-             ("weighted_sum", "arch.m_weighted_sum", "n²·d"), ("feed_forward", "arch.m_feed_forward", "2·n·d·d_ff"),
+             ("weighted_sum", "arch.m_weighted_sum", "n²·d"),
+             ("feed_forward", "arch.m_feed_forward", "2·n·d·d_ff"),
              ("layer_norm", "arch.m_layer_norm", "≈ 2·n·d"), ("total", "arch.c_total", "—"))
 MEMORY_ROWS = (("attention_weights", "arch.mem_weights", "h·n²"), ("activation", "arch.mem_activation", "n·d"),
                ("ffn_hidden", "arch.mem_ffn", "n·d_ff"))

@@ -15,6 +15,7 @@ from ui import charts, links, panels, tables
 from ui.i18n import md_escape, number, t
 
 MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
+WIDE = 760  # px of a d_ff-wide panel: with its axes and legend (about 110 px) it fits the main area at 1280 x 720
 TARGET_MAX_CHARS = 300
 ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
 FAMILIES = ("enc", "dec", "encdec")  # blocks.fam_<family>_name, _attn, _use
@@ -23,6 +24,13 @@ FAMILIES = ("enc", "dec", "encdec")  # blocks.fam_<family>_name, _attn, _use
 def hook_text(name: str) -> str:
     """What a traced tensor is, from its name: 'norm_ff.hook_std' -> the description of norm.hook_std."""
     return t("blocks.hook." + blocks.hook_kind(name))
+
+
+def scale_of(hook: str) -> str | None:
+    """The colour scale of a traced tensor: weights and scores by their kind, anything else by its values."""
+    if hook.endswith("hook_weights"):
+        return "weights"
+    return "scores" if hook.endswith(("hook_scores", "hook_masked_scores")) else None
 
 
 def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
@@ -47,14 +55,14 @@ def activation_curves() -> None:
 def stage_panels(stages: list[np.ndarray], words: list[str], d: int, d_ff: int, activation: str) -> None:
     """X, X W1 + b1, φ(.) and FFN(X), one panel each; d_model-wide panels drawn narrower than d_ff-wide ones."""
     cap = max(1, MAX_CELLS // len(words))  # columns drawn per matrix
-    narrow = max(200, 900 * min(d, cap) // min(d_ff, cap))
+    narrow = max(200, WIDE * min(d, cap) // min(d_ff, cap))
     titles = ((t("blocks.X_title"), "blk_X", t("blocks.X_caption")),
               (t("blocks.pre_title"), "blk_pre", t("blocks.pre_caption", d_ff=d_ff)),
               (t("blocks.hidden_title", act=ACT_NAME[activation]), "blk_hidden",
                t(f"blocks.hidden_caption_{activation}")),
               (t("blocks.out_title"), "blk_ffn_out", t("blocks.out_caption")))
     for matrix, (title, key, caption) in zip(stages, titles):
-        panel(matrix, title, key, words, caption=caption, width=900 if matrix.shape[1] == d_ff else narrow)
+        panel(matrix, title, key, words, caption=caption, width=WIDE if matrix.shape[1] == d_ff else narrow)
 
 
 def layer_lines(layers: list[int], series: dict, y_title: str, title: str):

@@ -55,9 +55,10 @@ def tex(m, digits: int = 4) -> str:
     return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
 
 
-def panel(m: np.ndarray, title: str, key: str, rows=TOKENS, cols=DIMS, caption: str | None = None) -> None:
+def panel(m: np.ndarray, title: str, key: str, rows=TOKENS, cols=DIMS, caption: str | None = None,
+          scale: str | None = None) -> None:
     panels.matrix_panel(m, title=title, key=f"ex_{key}", row_labels=rows, col_labels=cols, caption=caption,
-                        show_numbers=True, max_width=260)
+                        show_numbers=True, max_width=260, scale=scale)
 
 
 def read_table(df: pd.DataFrame) -> tuple[np.ndarray, list[tuple[int, int, str]]]:

@@ -3,7 +3,8 @@
 Read by app.py (the navigation), by the welcome page (its diagram and lesson map) and by tests and scripts, which
 can import this module; importing app.py would run the app. A lesson is one line in `PAGES`.
 """
-SECTIONS = ("start", "attention", "blocks", "model", "practice", "real", "descendants")  # navigation order; keys of nav.* in the catalogs
+# navigation order; keys of nav.* in the catalogs
+SECTIONS = ("start", "attention", "blocks", "model", "practice", "real", "descendants")
 # (section, file, title key, icon, url path). Only pages that exist and work are listed.
 # The lessons live in lessons/, not pages/: Streamlit treats a pages/ folder as its old multipage mode until
 # st.navigation first runs, and a link opened first on a fresh server then showed "Page not found".

@@ -14,8 +14,8 @@ from ui.i18n import t
 PAD = "PAD"
 PATTERNS = {"window": "masks.pattern_window", "dilated": "masks.pattern_dilated", "global": "masks.pattern_global"}
 COST_NS = tuple(2 ** k for k in range(4, 14))  # 16 ... 8192 tokens
-STEPS = (("scores", None, None), ("mask", "masks.step_mask", "mask"),  # (name, title key, colour scale)
-         ("additive", "masks.step_additive", "mask_additive"), ("masked", "masks.step_masked", None),
+STEPS = (("scores", None, "scores"), ("mask", "masks.step_mask", "mask"),  # (name, title key, colour scale)
+         ("additive", "masks.step_additive", "mask_additive"), ("masked", "masks.step_masked", "scores"),
          ("weights", "masks.step_weights", "weights"))
 CONVENTIONS = (  # (name, heading, panel title, caption, the source's code)
     ("keep", "masks.conv_keep", "masks.conv_keep_title", "masks.conv_keep_caption",
@@ -101,12 +101,12 @@ def blocked_row_panel(B: heads.BatchAttention, e: int, h: int) -> None:
 def convention_columns(masks: tuple[torch.Tensor, ...], tokens: list[str], b: int) -> None:
     """One column per convention: its name, the code that writes it, and sentence b's mask in it."""
     for col, (name, heading, title, caption, snippet), matrix, scale in zip(
-            st.columns(3, gap="medium"), CONVENTIONS, masks, ("mask", "mask_blocked", "mask_blocked")):
+            st.columns(3, gap="small"), CONVENTIONS, masks, ("mask", "mask_blocked", "mask_blocked")):
         col.markdown(f"**{t(heading)}**")
         col.code(snippet, language="python", wrap_lines=True)
         with col:
             panels.matrix_panel(matrix[b, 0].numpy(), title=t(title), key=f"masks_conv_{name}", caption=t(caption),
-                                row_labels=tokens, col_labels=tokens, scale=scale, max_width=130)
+                                row_labels=tokens, col_labels=tokens, scale=scale, max_width=96)
 
 
 def pattern_controls(lang: str) -> None:

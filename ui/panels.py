@@ -241,8 +241,8 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
 
     State (all under `key`): ``_table`` the table as last edited (valid or not), ``_valid`` the last valid
     (labels, values), ``_base`` the data the editor widget started from, ``_version``, ``_example`` the
-    `default` of the last run (a table still equal to it follows a new default, e.g. in the other language). The widget key
-    includes the version and the language: a new widget (first run, page switch, language switch, resize,
+    `default` of the last run (a table still equal to it follows a new default, e.g. in the other language). The
+    widget key includes the version and the language: a new widget (first run, page switch, language switch, resize,
     reset) starts from the last edited table, so nothing typed is lost; an invalid table stays on screen to
     be fixed while the caller keeps computing with the last valid values. The last valid table is in the
     link (parameter `key`, JSON rows) when it differs from `default`; a link's table is checked like an edit."""

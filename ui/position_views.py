@@ -127,8 +127,8 @@ def offset_table(O: dict, k: int) -> None:
 def scale_table(rows: dict, tokens: list[str]) -> None:
     """Per token: the norms of E, √d·E and PE, and how much of E survives the sum (with the two mean cosines)."""
     table = pd.DataFrame({t("pe.col_token"): tokens, "p": range(len(tokens)), "‖E‖": rows["E"],
-                          "‖√d·E‖": rows["scaled_E"], "‖PE‖": rows["PE"], t("pe.col_cos_plain"): rows["cos_plain"],
-                          t("pe.col_cos_scaled"): rows["cos_scaled"]})
+                          "‖√d·E‖": rows["scaled_E"], "‖PE‖": rows["PE"],
+                          t("pe.col_cos_plain"): rows["cos_plain"], t("pe.col_cos_scaled"): rows["cos_scaled"]})
     for column, name in zip(st.columns(2), ("pe.col_cos_plain", "pe.col_cos_scaled")):
         column.metric(t(name), number(table[t(name)].mean(), ".4f"))
     number_table(table, "pe_scale_table", list(table.columns[2:]))
