@@ -15,7 +15,7 @@ import streamlit as st
 
 from core.lab.exercise_checks import grade, parse_cells
 from . import links, panels
-from .i18n import current_language, md_escape, t
+from .i18n import current_language, md_escape, number, t
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
 DIMS = ("d1", "d2")
@@ -43,9 +43,10 @@ def start(question_ids: Sequence[str]) -> None:
         st.session_state.setdefault(f"ex_q_{q}", None)
 
 
-def fmt(v: float, digits: int = 4) -> str:
-    s = f"{v:.{digits}f}"
-    return s[1:] if s.startswith("-") and float(s) == 0 else s  # no "-0.0000"
+def fmt(v: float, digits: int = 4, *, tex: bool = True) -> str:
+    """`v` with `digits` decimals in the reader's marks (for LaTeX unless `tex` is False); never "-0.0000"."""
+    s = number(v, f".{digits}f", tex=tex)
+    return s[1:] if s.startswith("-") and round(v, digits) == 0 else s
 
 
 def tex(m, digits: int = 4) -> str:
@@ -130,11 +131,11 @@ def feedback(n: int, parts: list[Part]) -> None:
     result = ss["ex_checks"].get(n)
     if result is None:
         return
-    tol, lines = f"±{result['tol']:g}", []
+    tol, lines = f"±{number(result['tol'], 'g')}", []
     for part, r in zip(parts, result["parts"]):
         lines += [t("ex.cell_empty", part=part.title, where=cell_name(part, i, j)) for i, j in r["empty"]]
         lines += [t("ex.cell_high" if diff > 0 else "ex.cell_low", part=part.title, where=cell_name(part, i, j),
-                    value=fmt(value)) for i, j, value, diff in r["wrong"]]
+                    value=fmt(value, tex=False)) for i, j, value, diff in r["wrong"]]
     if result["right"]:
         st.success(t("ex.all_right", tol=tol), icon=":material/check_circle:")
     else:
