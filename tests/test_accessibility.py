@@ -447,9 +447,9 @@ def test_every_builder_describes_its_chart():
     assert "2" in facet and "h1, h2" in facet and "2 × 2" in facet and "0.00" in facet and "1.00" in facet
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0, d1): q = (1.00, -0.50)")
-    import test_charts
+    from chart_examples import BUILDER_EXAMPLES
 
-    for name, build in test_charts.BUILDER_EXAMPLES.items():
+    for name, build in BUILDER_EXAMPLES.items():
         description = build().to_dict()["description"]
         assert any(description.startswith(t(f"a11y.{kind}", lang="en")) for kind in KINDS), name
 

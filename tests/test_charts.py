@@ -7,12 +7,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
+from chart_examples import BUILDER_EXAMPLES, WORDS
 
 from ui import charts
 
 ROOT = Path(__file__).resolve().parents[1]
 
-WORDS = ["time", "flies", "like", "an", "arrow"]
 OKABE_ITO = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"}
 
 
@@ -134,55 +134,6 @@ def test_labels_are_made_unique_and_shapes_checked():
 
 
 # ---- validation: skipped when drawing, checked here ------------------------------------------------------
-
-def _weights(h: int, n: int) -> np.ndarray:
-    w = np.random.default_rng(h * 100 + n).random((h, n, n))  # (h, n, n)
-    return w / w.sum(axis=-1, keepdims=True)
-
-
-BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
-    "heatmap small": lambda: charts.heatmap(np.eye(3) - 0.5, "abc", "abc", title="T", x_title="x", y_title="y"),
-    "heatmap masked": lambda: charts.heatmap(np.array([[0.9, -np.inf], [np.nan, np.inf]]), "ab", "ab", scale="weights"),
-    "heatmap all masked": lambda: charts.heatmap(np.full((2, 2), -np.inf), "ab", "ab", scale="sequential"),
-    "heatmap 64 x 64": lambda: charts.heatmap(np.arange(4096.0).reshape(64, 64), range(64), range(64)),
-    "heatmap 1 x 40": lambda: charts.heatmap(np.ones((1, 40)), ["only"], range(40), max_width=300),
-    "facet": lambda: charts.facet_heatmaps(list(_weights(16, 8)), [f"h{k}" for k in range(16)], range(8), range(8)),
-    "facet signed": lambda: charts.facet_heatmaps([np.eye(3), -np.eye(3)], ["a", "b"], "abc", "abc",
-                                                  scale="diverging", columns=2, show_values=False),
-    "bars": lambda: charts.bars([0.25, 0.2, 0.55], ["a", "b", "a"], title="B", label_title="w"),
-    "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
-    "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
-                                                  WORDS[:2], ["d1", "d2", "d3"], title="C"),
-    "lines": lambda: charts.lines([0, 1, 2], {"a": [1, 2, 3], "b": [3, 2, 1]}, x_title="x", y_title="y", title="L"),
-    "head view": lambda: charts.head_view(_weights(4, 6), WORDS + ["x"], [0, 2], ["h0", "h1", "h2", "h3"], title="H"),
-    "head view one head": lambda: charts.head_view(_weights(1, 3), "abc", [0], ["h0"], threshold=0.9, top_k=1),
-    "value strips": lambda: charts.value_strips({"before": np.eye(5, 8), "after": -np.eye(5, 8)}, WORDS,
-                                                value_title="v", row_title="r"),
-    "cost curves": lambda: charts.cost_curves([1, 10, 100, 1000], {"a": [1, 10, 100, 1000], "b": [1, 1e2, 1e4, 1e6]},
-                                              [("x", 10.0)], x_title="n", y_title="c", now=("now", 100.0), title="T"),
-    "cost curves, no marks": lambda: charts.cost_curves([1, 10], {"a": [1, 2]}, [], x_title="n", y_title="c"),
-    "image heatmap": lambda: charts.image_heatmap(np.outer(np.arange(64.0), np.ones(32)) - 30, x_title="x",
-                                                  y_title="y", value_title="v", title="I"),
-    "image heatmap masked": lambda: charts.image_heatmap(np.full((5, 7), -np.inf), x_title="x", y_title="y",
-                                                         value_title="v", domain=(0.0, 1.0)),
-    "plane arrows": lambda: charts.plane_arrows([(1, 0.5), (-0.3, 0.2)], ["a", "a"], ["#000000", "#0072B2"],
-                                                x_title="x", y_title="y", circles=(1.0, 0.5), title="P"),
-    "growth lines": lambda: charts.growth_lines([2, 4, 8, 16], {"n": [2, 4, 8, 16], "n²": [4, 16, 64, 256]},
-                                                x_title="n", y_title="c", title="G"),
-    "mask": lambda: charts.heatmap(np.tril(np.ones((4, 4))), "abcd", "abcd", scale="mask", title="M"),
-    "additive mask, big": lambda: charts.heatmap(np.triu(np.full((20, 20), -np.inf), 1), range(20), range(20),
-                                                 scale="mask_additive"),
-    "facet masks": lambda: charts.facet_heatmaps([np.eye(3), 1 - np.eye(3)], ["a", "b"], "abc", "abc",
-                                                 scale="mask_blocked", legend_title="m"),
-    "attention grid": lambda: charts.attention_grid(_weights(6, 5).reshape(2, 3, 5, 5), ["L1", "L2"],
-                                                    ["h1", "h2", "h3"], value_title="w", notes=list("abcdef"),
-                                                    title="G"),
-    "distribution bars": lambda: charts.distribution_bars([0.6, 0.0, 0.4], "abc", kept=[True, False, True],
-                                                          ghost=[0.5, 0.2, 0.3], marked=2, title="D"),
-    "run lines": lambda: charts.run_lines([("N = 1", "pre", [0.5, None, 0.9]), ("N = 2", "post", [0.1, 0.2])],
-                                          x_title="epoch", y_title="acc", color_title="N", dash_title="norm"),
-}
-
 
 @pytest.mark.parametrize("name", list(BUILDER_EXAMPLES))
 def test_every_builder_makes_valid_vega_lite(name):

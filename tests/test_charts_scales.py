@@ -155,7 +155,7 @@ def test_numbers_follow_the_language():
 
 
 def test_every_builder_carries_its_number_locale(spanish):
-    from test_charts import BUILDER_EXAMPLES
+    from chart_examples import BUILDER_EXAMPLES
 
     for name, build in BUILDER_EXAMPLES.items():
         spec = build().to_dict()

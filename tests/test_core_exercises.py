@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_exercise_contract import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
+from course_numbers import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
 from core.lab.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
 

@@ -2,7 +2,7 @@
 import math
 
 import numpy as np
-from test_exercise_contract import B_1, B_2, W_1, W_2
+from course_numbers import B_1, B_2, W_1, W_2
 
 from core.lab import exercise_checks as ec
 

@@ -3,6 +3,7 @@ import math
 
 import pytest
 import torch
+from course_numbers import B_1, B_2, B_K, B_O, B_Q, B_V, EMBEDDED, SRC, W_1, W_2, W_K, W_O, W_Q, W_V, X
 from torch import nn
 
 from core import create_fixed_positional_encoding, create_model, run_with_trace
@@ -13,21 +14,6 @@ ENCODER_PARAMETERS = {
                    "ff.linear1", "ff.linear2", "norm_self_attn", "norm_ff"]
     for kind in ["weight", "bias"]
 } | {"encoder.norm.weight", "encoder.norm.bias"}
-
-X = torch.tensor([[0.3191, -0.8395], [0.3191, -0.8395], [0.0293, 0.8776]])  # embeddings of tokens [2, 2, 1]
-SRC = torch.tensor([[2, 2, 1]])
-EMBEDDED = torch.tensor([[0.4513, -0.1872], [1.2927, -0.6469], [0.9508, 0.8249]])  # exercise 1's result
-
-W_Q, B_Q = [[0.8635, 0.7223], [0.5531, 0.3659]], [0.6123, -0.2899]
-W_K, B_K = [[-0.0060, -0.5075], [-0.0329, 0.8903]], [0.2253, -0.4414]
-W_V, B_V = [[0.4922, -0.3579], [-0.5233, 0.0872]], [0.0727, -0.5929]
-W_O, B_O = [[1.2168, -0.1905], [-0.0890, -0.5564]], [-0.5157, -0.1097]
-W_1 = [[0.4008, 0.1917], [-0.4451, -0.6482], [0.7679, 0.5881], [-0.7363, -0.6416], [0.2594, 0.4606],
-       [0.4195, -0.2898], [0.2920, 0.0965], [-0.0160, 0.0162]]
-B_1 = [0.0312, 0.2093, 0.2466, -0.5398, -0.3994, 0.3540, 0.4932, -0.2173]
-W_2 = [[0.5994, -0.2837, -0.2077, -0.5024, -0.5487, 0.7268, 0.6768, -0.6624],
-       [-0.4707, 0.2907, 0.2848, 0.4173, 0.4015, 0.4828, 0.1108, 0.1021]]
-B_2 = [0.0928, -0.2395]
 
 
 def course_model():

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import start_page
-from streamlit import dataframe_util
-from test_sweep import KINDS, LESSONS, apply, extremes, find, keyed_widgets
+from widgets import KINDS, LESSONS, apply, extremes, find, keyed_widgets, view
 
 from ui import links, scenes, state
 
@@ -105,18 +104,6 @@ def change_every_control(at):
             assert not at.exception, (name, [e.value for e in at.exception])
             changed[name] = kind
     return changed
-
-
-def view(main) -> list[tuple[str, object]]:
-    """What the lesson shows in its main area: text, tables, chart specs and chart data, kind by kind."""
-    shown: list[tuple[str, object]] = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code", "warning", "info", "error"):
-        shown += [(kind, e.value) for e in getattr(main, kind)]
-    shown += [("dataframe", e.value.to_csv()) for e in main.dataframe]
-    for chart in main.get("vega_lite_chart"):
-        data = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data).to_csv() for ds in chart.proto.datasets]
-        shown.append(("chart", (chart.proto.spec, data)))
-    return shown
 
 
 def canonical(at, name: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 import torch
 from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
-from test_exercise_contract import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
+from course_numbers import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
 import core
 from core.lab.exercises import course_model, dropout_with_mask, wrong_entries

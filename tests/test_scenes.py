@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import start_page
-from test_links import view
-from test_sweep import KINDS, LESSONS, apply, extremes, find
+from widgets import KINDS, LESSONS, apply, extremes, find, view
 
 from ui.i18n import lookup
 

@@ -1,0 +1,200 @@
+"""Test helpers shared by the sweep, the link and the scene tests: which lessons there are, and how a test finds,
+sets and resets a lesson's widgets through AppTest, and reads what a lesson shows."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from streamlit import dataframe_util
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+KINDS = ("slider", "select_slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "multiselect",
+         "text_input", "text_area")
+HASH_SUFFIX = re.compile(r"_[0-9a-f]{8}$")  # ui.state.bind appends a hash of the options to some keys
+TEXTS = {
+    "empty": "",
+    "very long": " ".join(f"word{k}" for k in range(600)),
+    "non-Latin": "注意力就是一切 Внимание — всё, что нужно مرحبا بالعالم ñandú 🙂",
+    "markup": r"*_[]<>$\`{}|#~ <script>alert(1)</script> $$x$$ **b** \frac{1}{0} %s {0} {name}",
+}
+
+
+# ---- which lessons ----------------------------------------------------------------------------------------
+
+def _pages_literal(path: Path) -> tuple | None:
+    """The PAGES tuple assigned as a literal in `path`, or None."""
+    if not path.exists():
+        return None
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(target, ast.Name) and target.id == "PAGES" for target in targets) and node.value:
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
+
+
+def page_file(entry: Any) -> str:
+    """The page file ("lessons/NN_x.py") named in one PAGES entry: a tuple, a dict or a dataclass-like record."""
+    if isinstance(entry, (tuple, list)):
+        parts = list(entry)
+    elif isinstance(entry, dict):
+        parts = list(entry.values())
+    elif dataclasses.is_dataclass(entry):
+        parts = [getattr(entry, field.name) for field in dataclasses.fields(entry)]
+    else:
+        parts = list(vars(entry).values())
+    found = [Path(part) for part in parts if isinstance(part, (str, Path)) and str(part).endswith(".py")]
+    assert len(found) == 1, f"expected one page file in the PAGES entry {entry!r}"
+    path = found[0]
+    return (path.relative_to(ROOT) if path.is_absolute() else path).as_posix()
+
+
+def lesson_files() -> list[str]:
+    """Every page file in PAGES: a literal in app.py, or in ui/lessons.py (where it is moving), or imported."""
+    pages = _pages_literal(APP) or _pages_literal(ROOT / "ui" / "lessons.py")
+    if pages is None:
+        from ui import lessons  # PAGES built by code rather than written out
+
+        pages = lessons.PAGES
+    files = [page_file(entry) for entry in pages]
+    assert files and len(set(files)) == len(files), files
+    return files
+
+
+LESSONS = lesson_files()
+
+
+# ---- widgets: find, set, reset -----------------------------------------------------------------------------
+
+def stem(key: str) -> str:
+    return HASH_SUFFIX.sub("", key)
+
+
+def find(at: AppTest, kind: str, name: str):
+    """The enabled widget of `kind` whose key is `name` with or without the options hash, or None."""
+    for w in getattr(at, kind):
+        if w.key and stem(w.key) == name and not getattr(w.proto, "disabled", False):
+            return w
+    return None
+
+
+def keyed_widgets(container) -> dict[str, str]:
+    """{key stem: kind} of every keyed, enabled, sweepable widget in `container` (the app or its sidebar).
+    A disabled widget cannot be changed in the browser; if a change enables it, it counts as revealed."""
+    return {stem(w.key): kind for kind in KINDS for w in getattr(container, kind)
+            if w.key and not getattr(w.proto, "disabled", False)}
+
+
+@functools.cache
+def _forced(cls: type) -> type:
+    """A subclass of an AppTest widget class that sends a prepared WidgetState (the browser's message)."""
+    return type(f"Forced{cls.__name__}", (cls,), {"_widget_state": property(lambda self: self._forced_state)})
+
+
+def force(w, fill: Callable[[WidgetState], None]) -> None:
+    """Make the next run receive what `fill` writes for widget `w`: formatted option labels, as the browser sends
+    them (AppTest's own set_value needs the raw option objects, which the element tree does not carry)."""
+    state = WidgetState()
+    state.id = w.id
+    fill(state)
+    w.__class__ = _forced(type(w))
+    w._forced_state = state
+
+
+def as_number(w, v: float) -> int | float:
+    return int(v) if isinstance(w.value, int) and not isinstance(w.value, bool) else float(v)
+
+
+def snapshot(w, kind: str) -> Any:
+    """The widget's current value in a form that survives a language switch (option indices, not labels)."""
+    if kind in ("selectbox", "radio"):
+        return w.index
+    if kind == "select_slider":
+        return [w.options.index(label) for label in w._widget_state.string_array_value.data]
+    if kind == "multiselect":
+        return list(w.indices)
+    return w.value
+
+
+def apply(w, kind: str, value: Any) -> None:
+    """Set `value` (a raw value, or option indices for option widgets, as `snapshot` gives them) on widget `w`."""
+    if kind in ("selectbox", "radio"):
+        force(w, lambda s: None if value is None else setattr(s, "string_value", w.options[value]))
+    elif kind in ("select_slider", "multiselect"):
+        force(w, lambda s: s.string_array_value.data.extend(w.options[i] for i in value))
+    elif kind in ("slider", "number_input"):
+        w.set_value([as_number(w, v) for v in value] if isinstance(value, (list, tuple)) else as_number(w, value))
+    else:
+        w.set_value(value)
+
+
+def extremes(w, kind: str) -> list[tuple[str, Any]]:
+    """(description, value) of each extreme of widget `w` that differs from its current value."""
+    current = snapshot(w, kind)
+    if kind == "slider":
+        lo, hi = w.min, w.max
+        ranged = isinstance(w.value, (list, tuple))
+        values = [("min", (lo, lo) if ranged else lo), ("max", (hi, hi) if ranged else hi)]
+        if ranged:
+            values.append(("full range", (lo, hi)))
+    elif kind == "number_input":
+        lo = w.min if w.min is not None else -1e9
+        hi = w.max if w.max is not None else 1e9
+        values = [("min", lo), ("max", hi)]
+    elif kind == "radio" and stem(w.key).endswith("_part"):  # a lesson's sub-lessons (ui/parts.py): every one,
+        values = [(f"part {i + 1}", i) for i in range(len(w.options))]  # each brings its own controls on screen
+    elif kind in ("selectbox", "radio"):
+        values = [("first", 0), ("last", len(w.options) - 1)] if w.options else []
+    elif kind == "select_slider":
+        last = len(w.options) - 1
+        values = [("first", [0] * len(current)), ("last", [last] * len(current))]
+        if len(current) == 2:
+            values.append(("full range", [0, last]))
+    elif kind == "multiselect":
+        most = w.max_selections or len(w.options)
+        values = [("none", []), ("all", list(range(min(most, len(w.options)))))]
+    elif kind in ("toggle", "checkbox"):
+        values = [("flipped", not current)]
+    else:  # free text: the browser cannot type more than max_chars
+        limit = w.proto.max_chars or None
+        values = [(name, text[:limit]) for name, text in TEXTS.items()]
+    if kind in ("slider", "number_input"):
+        values = [(name, v) for name, v in values if not np.allclose(np.asarray(v, float), np.asarray(current, float))]
+    else:
+        values = [(name, v) for name, v in values if v != current]
+    return [(f"{name} = {shown(w, kind, v)}", v) for name, v in values]
+
+
+def shown(w, kind: str, value: Any) -> str:
+    if kind in ("selectbox", "radio"):
+        return repr(w.options[value])
+    if kind in ("select_slider", "multiselect"):
+        return repr([w.options[i] for i in value])
+    text = repr(value)
+    return text if len(text) < 60 else text[:40] + f"... ({len(value)} characters)"
+
+
+
+# ---- what a lesson shows ------------------------------------------------------------------------------
+
+def view(main) -> list[tuple[str, object]]:
+    """What the lesson shows in its main area: text, tables, chart specs and chart data, kind by kind."""
+    shown: list[tuple[str, object]] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code", "warning", "info", "error"):
+        shown += [(kind, e.value) for e in getattr(main, kind)]
+    shown += [("dataframe", e.value.to_csv()) for e in main.dataframe]
+    for chart in main.get("vega_lite_chart"):
+        data = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data).to_csv() for ds in chart.proto.datasets]
+        shown.append(("chart", (chart.proto.spec, data)))
+    return shown
