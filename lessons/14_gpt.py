@@ -15,7 +15,8 @@ from core.lab.gpt import DEFAULT_MODEL, DEFAULT_TRAIN, LMTrainer, heldout_cross_
 from core.lab.kvcache import causal_attention, compare_cache, generate
 from core.model import DecoderOnly
 from ui import charts, gpt_run, gpt_views, limits, links, panels, parts, scenes, state
-from ui.gpt_page import built_from, reset, start, start_session, stop, train_chunk, wanted
+from ui.gpt_page import built_from, reset, start, start_session, stop, wanted
+from ui.training_page import train_chunk
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
@@ -82,7 +83,7 @@ def live() -> None:
         st.info(t("gpt.no_run"), icon=":material/info:")
         return
     if run.running:
-        train_chunk(run)
+        train_chunk(run, refused="gpt_refused", capped="gpt_capped")
     if ss.get("gpt_capped") == run.token:
         st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     trainer, last = run.trainer, run.measures[-1]

@@ -2,9 +2,9 @@
 
 The run is a `ui.gpt_run.GPTRun` in ``st.session_state[gpt_run.RUN_KEY]``; the controls' values are the canonical
 settings ``gpt_*``. Start, Stop and Reset are button callbacks (they run before the script, so the page that
-follows already shows their result); `train_chunk` is called by the lesson's live fragment. A refusal
+follows already shows their result). Lesson 9's ui/training_page.py builds its runs otherwise, but stops them and
+trains them a chunk at a time the same way: this module and the lesson use its `halt` and `train_chunk`. A refusal
 (ui/limits.py) is stored under "gpt_refused" and said by the page, never raised.
-(Lesson 9's ui/training_page.py does the same for its trainer; the two differ in what a run is built from.)
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import streamlit as st
 
 from . import gpt_run, limits, state
 from .i18n import t
-from .training import CHUNK_SECONDS
+from .training_page import halt
 
 DEFAULTS = (("gpt_d_model", 64), ("gpt_layers", 2), ("gpt_heads", 4), ("gpt_lr", 1e-2), ("gpt_steps", 1500),
             ("gpt_temp", 0.8), ("gpt_top_k", 20), ("gpt_top_p", 0.95), ("gpt_new", 24), ("gpt_step", 1))
@@ -62,30 +62,9 @@ def start() -> None:
 
 
 def stop() -> None:
-    ss = st.session_state
-    if gpt_run.RUN_KEY in ss:
-        ss[gpt_run.RUN_KEY].running = False
-        limits.release(ss[gpt_run.RUN_KEY].token)
+    halt(gpt_run.RUN_KEY)
 
 
 def reset() -> None:
     stop()
     st.session_state.pop(gpt_run.RUN_KEY, None)
-
-
-def train_chunk(run: gpt_run.GPTRun) -> None:
-    """CHUNK_SECONDS of training if the run still holds its place (GPTRun.advance never lets two threads step it);
-    at the end of the schedule, past the time cap or without a place, stop and rerun the whole page (which says
-    why it stopped, as lesson 9 does)."""
-    ss = st.session_state
-    if not limits.claim(run.token):  # its place went to another run while it was away
-        run.running = False
-        ss["gpt_refused"] = "train.refused_busy"
-    else:
-        run.advance(CHUNK_SECONDS)
-    if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
-        run.running = False
-        ss["gpt_capped"] = run.token
-    if not run.running:
-        limits.release(run.token)
-        st.rerun()

@@ -106,11 +106,16 @@ def start() -> None:
     run.running = True
 
 
+def halt(run_key: str) -> None:
+    """Stop the session's run under `run_key` (if any) and give its training place back."""
+    run = st.session_state.get(run_key)
+    if run is not None:
+        run.running = False
+        limits.release(run.token)
+
+
 def stop() -> None:
-    ss = st.session_state
-    if models.RUN_KEY in ss:
-        ss[models.RUN_KEY].running = False
-        limits.release(ss[models.RUN_KEY].token)
+    halt(models.RUN_KEY)
 
 
 def reset() -> None:
@@ -148,18 +153,19 @@ def upload_checkpoint() -> None:
     ss.pop("train_upload_problem", None)
 
 
-def train_chunk(run: Run) -> None:
-    """CHUNK_SECONDS of training if this run still holds its place (Run.advance never lets two threads step it);
-    at the end of the schedule or past the time cap, stop and rerun the whole page."""
+def train_chunk(run, refused: str = "train_refused", capped: str = "train_capped") -> None:
+    """CHUNK_SECONDS of training if this run still holds its place (its `advance` never lets two threads step it);
+    at the end of the schedule, past the time cap or without a place, stop and rerun the whole page, which says
+    why from the session's `refused` and `capped` keys. Lesson 9's `Run` and lesson 14's `GPTRun` alike."""
     ss = st.session_state
     if not limits.claim(run.token):  # its place went to another run while it was away
         run.running = False
-        ss["train_refused"] = "train.refused_busy"
+        ss[refused] = "train.refused_busy"
     else:
         run.advance(CHUNK_SECONDS)
     if run.trainer.elapsed > 60 * limits.MAX_RUN_MINUTES:
         run.running = False
-        ss["train_capped"] = run.token
+        ss[capped] = run.token
     if not run.running:
         limits.release(run.token)
         st.rerun()  # finished: stop the timer and refresh the sections below with the trained model
