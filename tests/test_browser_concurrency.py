@@ -284,7 +284,7 @@ def walker(lang: str, seed: int):
 def schedule_text(task: str, steps: int) -> str:
     """The training page's schedule caption for the fast preset of `task` trained for `steps` steps."""
     preset = PRESETS[task]["fast"].train
-    return t("train.schedule", "en", warmup=min(preset.warmup, steps // 4), lr=f"{preset.lr:g}", steps=steps)
+    return t("train.schedule", "en", warmup=min(preset.warmup, steps // 4), lr=preset.lr, steps=steps)
 
 
 def trainer(task: str, seed: int, steps: int):
