@@ -148,7 +148,7 @@ def test_dimensions_are_numbered_from_d0_everywhere():
 # ---- numbers in the reader's language -----------------------------------------------------------------------
 
 def test_numbers_follow_the_language():
-    assert charts.number(1234.5, ",.2f", "en") == "1,234.50" and charts.number(1234.5, ",.2f", "es") == "1.234,50"
+    assert charts.number(12345.5, ",.2f", "en") == "12,345.50" and charts.number(12345.5, ",.2f", "es") == "12.345,50"
     assert charts.short_number(-0.25, "es") == "-0,25" and charts.short_number(float("-inf"), "es") == "−∞"
     assert charts.exact(0.5, "es") == "0,5000" and charts.exact(0.5, "en") == "0.5000"
     assert numbers.pair(0.5, -1.25, lang="es") == "(0,50; -1,25)" and numbers.pair(0.5, -1.25, lang="en") == "(0.50, -1.25)"

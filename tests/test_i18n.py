@@ -129,8 +129,9 @@ def test_spanish_is_spanish():
 
 def test_numbers_follow_the_language():
     assert i18n._Formatter("es").format("{a:.3f} {b} {c:,} {d:.1%}", a=0.12345, b=2019, c=1234567, d=0.256) == \
-        "0,123 2019 1.234.567 25,6%"
+        "0,123 2019 1.234.567 25,6\u00a0%"  # Spanish: a (no-break) space before the percent sign
+    assert [i18n.number(v, ",", "es") for v in (999, 2048, -2048, 20480)] == ["999", "2048", "-2048", "20.480"]
     assert i18n._Formatter("en").format("{a:.3f} {c:,}", a=0.12345, c=1234567) == "0.123 1,234,567"
     assert i18n._Formatter("es").format("{x:.1f} and $\\\\sqrt{{2}} \\\\approx {x:.1f}$", x=1.4) == \
         "1,4 and $\\\\sqrt{2} \\\\approx 1{,}4$"  # inside LaTeX a decimal comma is {,}, set without a space
-    assert i18n.number(1234.5, ",.1f", "es") == "1.234,5" and i18n.number(True, "", "es") == "True"
+    assert i18n.number(12345.5, ",.1f", "es") == "12.345,5" and i18n.number(True, "", "es") == "True"

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import core
 from core.lab.analysis import toy_embeddings
-from ui.i18n import t
+from ui.i18n import number as written, t
 from conftest import start_page, widget
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def test_spanish_writes_a_decimal_comma_and_a_thousands_point():
     at = start(lang="es", numbers=False)
     assert_clean(at)
     zero = float((reference_ffn(WORDS, 64, 256, "relu", 0)[2] == 0).mean())
-    assert at.metric[0].value == f"{zero:.1%}".replace(".", ",")
+    assert at.metric[0].value == written(zero, ".1%", "es")
     assert any(f"**{2 * 64 * 256 + 256 + 64:,} parámetros**".replace(",", ".") in m.value for m in at.markdown)
 
 

@@ -17,7 +17,7 @@ from core.checkpoints import load_checkpoint
 from core.tasks import BOS_ID, EOS_ID, TaskInputError, make_task
 from core.train import PRESETS, Trainer
 from ui import models
-from ui.i18n import lookup, md_escape, t
+from ui.i18n import lookup, md_escape, number, t
 from ui.training import EVAL_EXAMPLES, Run
 from conftest import start_page, widget
 
@@ -92,7 +92,7 @@ def test_spanish_numbers_have_a_decimal_comma():
     run = run_of(at)
     for key, share in (("train.greedy_em", run.evaluations[-1].exact_match),
                        ("train.forced_em", run.evaluations[-1].teacher_forced_exact_match)):
-        assert shown[t(key, "es")] == f"{100 * share:.1f}%".replace(".", ",")
+        assert shown[t(key, "es")] == number(share, ".1%", "es")
     assert f"({run.trainer.elapsed:.1f} s".replace(".", ",") in " ".join(c.value for c in at.caption)
 
 

@@ -14,7 +14,7 @@ import torch
 from conftest import start_page, widget
 from streamlit.testing.v1 import AppTest
 
-from ui.i18n import t
+from ui.i18n import number, t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -69,12 +69,11 @@ def test_defaults_render_without_errors_and_nothing_trains_until_start(lang):
     assert runs(at) == {} and not at.session_state["clf_running"]
     assert at.button(key="clf_stop").disabled and at.button(key="clf_reset").disabled
     assert not at.button(key="clf_start").disabled
-    sep = "," if lang == "en" else "."  # thousands: 12,704 in English, 12.704 in Spanish ({,} inside LaTeX)
     layer = 4 * (32 * 32 + 32) + 2 * 32 * 128 + 128 + 32 + 4 * 32  # one layer of the d = 32, d_ff = 128 encoder
     formula = next(m.value for m in at.latex if "P(N)" in m.value)
-    assert f"{200 * 32:,}".replace(",", sep.replace(",", "{,}")) in formula
-    assert f"{layer:,}".replace(",", sep.replace(",", "{,}")) in formula
-    assert any(f"6{sep}000" in c.value for c in at.caption)  # the caps: 30 epochs of 200 steps
+    assert number(200 * 32, ",", lang, tex=True) in formula
+    assert number(layer, ",", lang, tex=True) in formula
+    assert any(number(6000, ",", lang) in c.value for c in at.caption)  # the caps: 30 epochs of 200 steps
     assert ("0.001" if lang == "en" else "0,001") in widget(at, "select_slider", "w_clf_lr").options
 
 

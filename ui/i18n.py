@@ -116,11 +116,21 @@ def _strict() -> bool:
     return "pytest" in sys.modules
 
 
+_FOUR_DIGITS = re.compile(r"^([-+]?)(\d),(\d{3})(?![\d,])")  # "2,048" and "2,048.5": one group of thousands only
+
+
 def number(value: float, spec: str = "", lang: str | None = None, *, tex: bool = False) -> str:
-    """``format(value, spec)`` with the language's marks: 1,234.5 is "1.234,5" in Spanish. With ``tex``, for
-    LaTeX, a comma is written ``{,}``, which TeX sets without a space."""
-    decimal, thousands = MARKS[lang or current_language()]
-    text = format(value, spec).translate(str.maketrans({".": decimal, ",": thousands}))
+    """``format(value, spec)`` with the language's marks: 1,234,567.5 is "1.234.567,5" in Spanish. Spanish also
+    writes a four-digit number without a separator ("2048", as the RAE does) and a space before "%" ("25,6 %").
+    With ``tex``, for LaTeX, a comma is written ``{,}``, which TeX sets without a space."""
+    lang = lang or current_language()
+    decimal, thousands = MARKS[lang]
+    text = format(value, spec)
+    if lang == "es":
+        text = _FOUR_DIGITS.sub(r"\1\2\3", text)
+        if text.endswith("%") and not tex:
+            text = text[:-1] + "\u00a0%"
+    text = text.translate(str.maketrans({".": decimal, ",": thousands}))
     return text.replace(",", "{,}") if tex else text
 
 

@@ -15,6 +15,7 @@ import altair as alt
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ..i18n import FALLBACK, MARKS, current_language
+from ..i18n import number as i18n_number
 
 
 class NumberLocale(NamedTuple):
@@ -35,9 +36,8 @@ def language() -> str:
 
 
 def number(v: float, spec: str = ".2f", lang: str | None = None) -> str:
-    """`format(v, spec)` with the language's decimal mark and thousands separator ("1,234.5" -> "1.234,5")."""
-    marks = NUMBER_LOCALES[lang or language()]
-    return format(v, spec).translate(str.maketrans({".": marks.decimal, ",": marks.thousands}))
+    """`ui.i18n.number` in the chart's language: "12,345.5" is "12.345,5" in Spanish."""
+    return i18n_number(v, spec, lang or language())
 
 
 def short_number(v: float, lang: str | None = None) -> str:
