@@ -60,7 +60,7 @@ _LIFTED = ("params", "width", "height", "view", "data")  # what alt.LayerChart m
 
 
 def layer(*charts, **kwargs) -> _LayerChart:
-    """``layer(*charts, **kwargs)``, built as `_LayerChart` (no search of the layers when they hold nothing
+    """``alt.layer(*charts, **kwargs)``, built as `_LayerChart` (no search of the layers when they hold nothing
     to lift, no schema validation)."""
     return _LayerChart(layer=charts, **kwargs)
 
