@@ -26,4 +26,5 @@ __all__ = [
     "next_token_logits", "BOS_ID", "EOS_ID", "IGNORE_INDEX", "PAD_ID", "TASKS", "Batch", "Task", "TaskInputError",
     "Vocabulary", "make_task",
 ]
-# Training (Trainer, presets, evaluate) lives in core.train, imported on its own: `python -m core.train` runs it.
+# Training (Trainer, presets) lives in core.train and evaluation in core.evaluation, each imported on its own:
+# `python -m core.train` runs it.

@@ -9,7 +9,8 @@ buttons' callbacks and the settings a run is built from are in ui.training_page.
 import streamlit as st
 
 from core.decoding import greedy_decode
-from core.train import Trainer, evaluate, learning_rate, sequence_loss
+from core.evaluation import evaluate
+from core.train import Trainer, learning_rate, sequence_loss
 from ui import limits, links, models, panels, parts, scenes, state
 from ui.presentation import prose
 from ui.i18n import number, t

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from core.train import PRESETS, Trainer, evaluate
+from core.evaluation import evaluate
+from core.train import PRESETS, Trainer
 from scripts.browser import NAV_LINKS, NAV_VIEW_MORE, launch_chromium, main_language, page_errors
 from ui.i18n import t
 from ui.lessons import PAGES

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from core.train import PRESETS, Trainer, evaluate
+from core.evaluation import evaluate
+from core.train import PRESETS, Trainer
 from scripts.browser import page_errors, wait_for_app
 from ui.i18n import number
 from ui.training import EVAL_EXAMPLES, EVAL_SEED

@@ -344,7 +344,7 @@ def test_every_key_the_page_builds_at_run_time_exists():
     from ui.i18n import LANGUAGES
 
     page = PAGE.read_text("utf-8")
-    codes = set(re.findall(r'TaskInputError\("(\w+)"', (ROOT / "core" / "tasks.py").read_text("utf-8")))
+    codes = set(re.findall(r'TaskInputError\("(\w+)"', "".join(p.read_text("utf-8") for p in (ROOT / "core" / "tasks").glob("*.py"))))
     assert codes == {"empty", "unknown_symbol", "too_long", "too_short", "bad_format"}
     grouped = [t for t in TASKS if TASKS[t]().categories(TASKS[t]().draw(2, torch.Generator())) is not None]
     built = ([f"task.{n}" for n in TASKS] + [f"train.preset_of.{p}" for p in ("fast", "course")]

@@ -13,8 +13,8 @@ from core.checkpoints import FORMAT, checkpoint_dict, load_checkpoint, save_chec
 from core.decoding import greedy_decode
 from core.tasks import BOS_ID, EOS_ID, IGNORE_INDEX, PAD_ID, CopyTask, make_task
 from core.tasks import TaskInputError
-from core.train import (PRESETS, Trainer, TrainConfig, evaluate, learning_rate, main, model_config, predict,
-                        sequence_loss)
+from core.evaluation import evaluate, predict
+from core.train import PRESETS, Trainer, TrainConfig, learning_rate, main, model_config, sequence_loss
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_COPY = dict(d_model=32, n_heads=2, n_layers=1, d_ff=64, dropout=0.0)

@@ -19,7 +19,8 @@ import torch
 
 from core.checkpoints import Checkpoint
 from core.trace import run_with_trace
-from core.train import TrainConfig, Trainer, evaluate
+from core.evaluation import evaluate
+from core.train import TrainConfig, Trainer
 
 CHUNK_SECONDS = 0.5  # training between two redraws of a live section (lessons 9 and 12): at most two redraws a
 # second, and a click waits at most this long

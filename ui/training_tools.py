@@ -14,7 +14,7 @@ from core import to_numpy
 from core.lab.analysis import entropy
 from core.lab.errors import error_report
 from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError
-from core.train import predict
+from core.evaluation import predict
 from . import charts, links, panels, state, tables
 from .i18n import current_language, md_escape, t
 from .presentation import prose

@@ -1,6 +1,6 @@
 """Error analysis of a trained model: where its greedy answers go wrong.
 
-`error_report` decodes `n` examples greedily (the encoder once per batch, as `core.train.evaluate`) and
+`error_report` decodes `n` examples greedily (the encoder once per batch, as `core.evaluation.evaluate`) and
 breaks the result down by target position (which output token is wrong most often) and by the task's own
 groups (`Task.categories`: the number of carries in an addition, the operator of a parsed expression),
 keeping a few wrong answers to look at.
@@ -15,7 +15,7 @@ from torch import nn
 
 from ..decoding import greedy_decode
 from ..tasks import BOS_ID, EOS_ID, PAD, PAD_ID, Task
-from ..train import default_split, token_matches
+from ..evaluation import default_split, token_matches
 
 
 @dataclass(frozen=True)

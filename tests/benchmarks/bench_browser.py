@@ -443,7 +443,8 @@ def train_in_process(task: str, seed: int) -> tuple[float, float]:
     every `eval_every` steps (the attention snapshots the page takes at each evaluation are left out)."""
     import torch
 
-    from core.train import Trainer, evaluate
+    from core.evaluation import evaluate
+    from core.train import Trainer
     from ui.training import EVAL_EXAMPLES, EVAL_SEED, MAX_EVALUATIONS
 
     torch.set_num_threads(1)  # as app.py
