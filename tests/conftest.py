@@ -26,28 +26,54 @@ def widget(at, kind: str, key: str):
     return found[0]
 
 
+APP = ROOT / "app.py"
+
+
 def start_page(path, *, lang: str = "en", numbers: bool = True, state: dict | None = None,
-               query: dict | None = None, lesson: str | None = None):
+               query: dict | None = None, lesson: str | None = None, sentence: str | None = None,
+               clean: bool = False, **settings):
     """Run `path` (app.py or one page) through AppTest with the given settings and session state.
 
     With `query`, the settings come from the URL instead of `lang`. With `lesson` (a page file relative to the
     project root), app.py runs first and then switches to it, as the sidebar link does (a switch before the
-    first run would run the page without the frame).
+    first run would run the page without the frame). `settings` are session-state values by name, a shared
+    setting by its sidebar name (``d_model=16`` sets ``cfg_d_model``); `state` takes any keys as they are;
+    `sentence` is the text typed in the sentence box. With `clean`, the run must end without an exception or
+    an error message.
     """
     from streamlit.testing.v1 import AppTest
 
+    from ui.state import DEFAULTS, key
+
     at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
+    at.session_state[key("show_numbers")] = numbers
     if query is None:
-        at.session_state["cfg_lang"] = lang
+        at.session_state[key("lang")] = lang
     else:
         at.query_params.update(query)
-    for name, value in (state or {}).items():
+    if sentence is not None:
+        settings["sentence_text"] = sentence
+    named = {key(name) if name in DEFAULTS or name == "sentence_text" else name: value for name, value in settings.items()}
+    for name, value in {**(state or {}), **named}.items():
         at.session_state[name] = value
     at.run()
     if lesson is not None:
         at.switch_page(lesson).run()
+    if clean:
+        assert not at.exception, [e.value for e in at.exception]
+        assert not at.error, [e.value for e in at.error]
     return at
+
+
+def lesson_opener(lesson: str, **defaults):
+    """`start(path=None, **options)` for one lesson's tests: `start_page` of the lesson alone, or through the
+    whole app (as the sidebar link opens it) when `path` is app.py; `defaults` are `start_page`'s options for
+    this lesson, and a call's own options win."""
+    def start(path: Path | None = None, **options):
+        through_app = path is not None and Path(path) == APP
+        return start_page(APP if through_app else ROOT / lesson, lesson=lesson if through_app else None,
+                          **{**defaults, **options})
+    return start
 
 
 # ---- browser tests -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
-from conftest import start_page
+from conftest import lesson_opener
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -28,11 +28,7 @@ DIAGRAM_LESSONS = {f"lessons/{name}.py" for name in (
     "07_blocks", "08_architecture", "09_training", "10_decoding", "11_exercises", "12_classifier", "13_real_model")}
 
 
-def start(path: Path = APP, lang: str = "en", **kw) -> AppTest:
-    at = start_page(path, lang=lang, numbers=False, **kw)
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+start = lesson_opener(HERE, numbers=False, clean=True)
 
 
 def links(at: AppTest) -> list:
@@ -57,7 +53,7 @@ def query_of(code: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_app_opens_on_the_welcome_page(lang):
-    at = start(lang=lang)
+    at = start(APP, lang=lang)
     assert at.title[0].value == t("welcome.title", lang=lang)
     assert not at.info  # every lesson is registered: no "running on its own" note
     assert not at.warning
@@ -71,7 +67,7 @@ def test_the_app_opens_on_the_welcome_page(lang):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_lesson_is_in_the_map_with_its_summary_and_a_working_link(lang):
-    at = start(lang=lang)
+    at = start(APP, lang=lang)
     by_label = {}
     for link in links(at):
         by_label.setdefault(link.label, []).append(link)
@@ -89,7 +85,7 @@ def test_every_lesson_is_in_the_map_with_its_summary_and_a_working_link(lang):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_diagram_box_opens_a_lesson_and_every_lesson_has_a_box(lang):
-    at = start(lang=lang)
+    at = start(APP, lang=lang)
     titles = {t(title_key, lang=lang) for _, title_key, _ in LESSONS}
     boxes = [link for link in links(at) if link.label not in titles]
     assert len(boxes) == 22  # encoder 6, decoder 10 (with the generator and decoding), 2 inside, 4 around
@@ -108,7 +104,7 @@ def test_every_diagram_box_opens_a_lesson_and_every_lesson_has_a_box(lang):
 
 
 def test_a_link_leads_to_its_lesson_and_back():
-    at = start()
+    at = start(APP)
     masked = next(link for link in links(at) if link.label.startswith(t("welcome.box_masked_attn")))
     at.switch_page(target(masked)).run()  # what the click does: open the page the link names
     assert not at.exception
@@ -120,7 +116,7 @@ def test_a_link_leads_to_its_lesson_and_back():
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_on_its_own_the_page_names_every_lesson_without_links(lang):
-    at = start(PAGE, lang=lang)
+    at = start(lang=lang)  # the page alone
     assert at.title[0].value == t("welcome.title", lang=lang)
     assert not links(at)
     assert [i.value for i in at.info] == [t("welcome.standalone", lang=lang)]
@@ -130,7 +126,7 @@ def test_on_its_own_the_page_names_every_lesson_without_links(lang):
 
 
 def test_the_view_link_carries_the_shared_settings_and_follows_them():
-    at = start()
+    at = start(APP)
     shown = query_of(at.main.code[0].value)
     assert shown == {name: at.query_params[name] for name in shown}
     assert shown == {"lang": "en", "seed": "0", "d_model": "64", "heads": "4", "seq_len": "8", "mask": "none",
@@ -146,7 +142,7 @@ def test_the_view_link_carries_the_shared_settings_and_follows_them():
 
 
 def test_a_shared_link_opens_the_welcome_page_with_its_settings():
-    at = start(query={"lang": "es", "seed": "3", "mask": "causal"})
+    at = start(APP, query={"lang": "es", "seed": "3", "mask": "causal"})
     assert at.title[0].value == t("welcome.title", lang="es")
     shown = query_of(at.main.code[0].value)
     assert shown["lang"] == "es" and shown["seed"] == "3" and shown["mask"] == "causal"

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
-from conftest import widget
+from conftest import lesson_opener, widget
 
 from ui.i18n import t
 
@@ -27,18 +27,7 @@ EXAMPLE = ["time", "flies", "like", "an", "arrow"]
 LONG = " ".join(["🙂", "café", "niño", "Ünïcödé", "*bold*", "$x$", "a_b", "#tag"] * 8)  # 64 tokens
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, sentence: str | None = None,
-          **settings) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    ss = at.session_state
-    ss["cfg_lang"], ss["cfg_show_numbers"] = lang, numbers
-    for name, value in settings.items():
-        ss[f"cfg_{name}" if name in ("d_model", "heads", "seq_len", "mask", "seed") else name] = value
-    if sentence is not None:
-        ss["cfg_sentence_text"] = ss["cfg_sentence"] = sentence
-    if path == APP:  # the app opens on lesson 1; go to this lesson the way the sidebar link does
-        at.run().switch_page("lessons/02_attention.py")
-    return at.run()
+start = lesson_opener("lessons/02_attention.py")
 
 
 def assert_clean(at: AppTest) -> None:

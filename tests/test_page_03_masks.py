@@ -20,7 +20,7 @@ from core.lab.analysis import toy_embeddings
 from core.masks import causal_mask, decoder_mask, global_local_mask, sliding_window_mask, to_block_mask, to_tf_mask
 from ui import charts
 from ui.i18n import number, t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -69,8 +69,7 @@ def live_reference(sentences, d_model, heads, seed, kind):
     return tokens, keep, scores, softmax_rows(masked)
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson="lessons/03_masks.py" if path == APP else None)
+start = lesson_opener("lessons/03_masks.py")
 
 
 def tables(at: AppTest) -> list:

@@ -14,7 +14,7 @@ import pytest
 import torch
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
-from conftest import widget
+from conftest import lesson_opener, widget
 from torch import nn
 
 import core
@@ -27,23 +27,7 @@ PAGE = ROOT / "lessons" / "04_multi_head.py"
 LONG = " ".join(f"w{k}" for k in range(64))
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, query: dict | None = None,
-          sentence: str | None = None, page_state: dict | None = None, **shared) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
-    at.session_state["cfg_show_numbers"] = numbers
-    if query is None:
-        at.session_state["cfg_lang"] = lang
-    else:
-        at.query_params.update(query)
-    for name, value in shared.items():
-        at.session_state[f"cfg_{name}"] = value
-    for name, value in (page_state or {}).items():
-        at.session_state[name] = value
-    if sentence is not None:
-        at.session_state["cfg_sentence_text"] = sentence
-    if path == APP:  # open this lesson, not the app's first page (after a first run: see AppTest.switch_page)
-        at.run().switch_page(str(PAGE.relative_to(ROOT)))
-    return at.run()
+start = lesson_opener("lessons/04_multi_head.py")
 
 
 def assert_clean(at: AppTest) -> None:
@@ -141,7 +125,7 @@ CASES = [  # (d_model, heads, seq_len, mask, seed, sentence, head shown in detai
                          ids=["default", "both_emoji", "16_heads_causal", "1_head_padding"])
 def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, seed, sentence, head):
     at = start(d_model=d_model, heads=heads, seq_len=seq_len, mask=mask, seed=seed, sentence=sentence,
-               page_state={"mha_view_heads": list(range(heads)), "mha_head": head})
+               state={"mha_view_heads": list(range(heads)), "mha_head": head})
     assert_clean(at)
     words = (sentence or "time flies like an arrow").split()[:seq_len]
     n = seq_len if mask in ("padding", "both") else len(words)
@@ -170,7 +154,7 @@ def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, se
 
 
 def test_spanish_numbers_have_a_decimal_comma():
-    at = start(lang="es", page_state={"mha_view_heads": [0]})  # d_model 64, 4 heads: d_k = 16
+    at = start(lang="es", state={"mha_view_heads": [0]})  # d_model 64, 4 heads: d_k = 16
     assert_clean(at)
     text = " ".join(m.value for m in [*at.markdown, *at.caption])
     assert "√16 ≈ 4,0000" in text and f"log n = {np.log(5):.4f}".replace(".", ",") in text  # 5 real tokens
@@ -181,7 +165,7 @@ def test_spanish_numbers_have_a_decimal_comma():
 
 def test_largest_settings_stay_right_and_capped():
     at = start(d_model=512, heads=16, seq_len=64, mask="both", sentence=LONG,
-               page_state={"mha_view_heads": list(range(16))})
+               state={"mha_view_heads": list(range(16))})
     assert_clean(at)
     x = matrix(at, "mha_X")
     assert x.shape == (64, 512)  # the table keeps every column; the picture shows a slice and says so

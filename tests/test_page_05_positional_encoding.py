@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import charts
 from ui.i18n import t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -68,9 +68,7 @@ def rotate(v: np.ndarray, p: int) -> np.ndarray:
 
 # ---- running the page ----------------------------------------------------------------------------------
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    lesson = "lessons/05_positional_encoding.py" if path == APP else None
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
+start = lesson_opener("lessons/05_positional_encoding.py")
 
 
 def assert_clean(at: AppTest) -> None:

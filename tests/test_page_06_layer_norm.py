@@ -21,7 +21,7 @@ from core.hooks import trace
 from core.lab.norms import both_styles, traced_layer_norm
 from core.layers import _Block
 from ui.i18n import lookup, t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -32,9 +32,7 @@ NAMES = ("stats", "X", "centered", "norm_annotated", "out_annotated", "norm_torc
          "axis_layer", "axis_batch", "grads")
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None  # the frame first (it opens lesson 1), then this one
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
+start = lesson_opener("lessons/06_layer_norm.py")
 
 
 def tables(at: AppTest, annotated: bool = True) -> dict[str, np.ndarray]:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core.lab.analysis import toy_embeddings
 from ui.i18n import number as written, t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -30,8 +30,7 @@ FRAMES = {"ffn": ("X", "pre", "hidden", "Y"), "dropout": ("mask", "dropped"), "r
           "layers": ("shapes", "traced"), "gpt2": ()}
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, **state) -> AppTest:
-    return start_page(path, lang=lang, numbers=numbers, state=state)
+start = lesson_opener("lessons/07_blocks.py")
 
 
 def assert_clean(at: AppTest) -> None:

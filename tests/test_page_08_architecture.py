@@ -19,15 +19,13 @@ from torch.overrides import TorchFunctionMode
 import core
 from core.lab import costs
 from ui.i18n import t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, PAGE = ROOT / "app.py", ROOT / "lessons" / "08_architecture.py"
 
 
-def start(path: Path = PAGE, *, lang: str = "en", **state) -> AppTest:
-    lesson = "lessons/08_architecture.py" if path == APP else None
-    return start_page(path, lang=lang, numbers=False, state=state, lesson=lesson)
+start = lesson_opener("lessons/08_architecture.py", numbers=False)
 
 
 def assert_clean(at: AppTest) -> None:

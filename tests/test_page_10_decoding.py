@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 from streamlit.testing.v1 import AppTest
 
 from core.checkpoints import load_checkpoint
@@ -43,11 +43,7 @@ def ckpt():
     return {name: load_checkpoint(CHECKPOINT_DIR / f"{name}.pt") for name in SHIPPED}
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, part: str = "toy",
-          state: dict | None = None) -> AppTest:
-    """The lesson opened on one of its parts (the toy distribution unless told)."""
-    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None
-    return start_page(path, lang=lang, numbers=numbers, state={"dec_part": part} | (state or {}), lesson=lesson)
+start = lesson_opener("lessons/10_decoding.py", dec_part="toy")  # the toy distribution unless told
 
 
 def assert_clean(at: AppTest) -> None:
@@ -237,7 +233,7 @@ def test_bad_toy_cells_give_a_message_and_keep_the_last_valid_table(change, prob
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_each_model_decodes_like_the_references(ckpt, name):
-    at = start(part="model", state={"dec_model": model_id(name)})
+    at = start(dec_part="model", state={"dec_model": model_id(name)})
     assert_clean(at)
     model, task = ckpt[name].model, ckpt[name].task
     text = task.examples(1)[0][0]
@@ -257,7 +253,7 @@ def test_each_model_decodes_like_the_references(ckpt, name):
 
 
 def test_choosing_each_model_in_the_selectbox():
-    at = start(part="model")
+    at = start(dec_part="model")
     box = widget(at, "selectbox", "w_dec_model")
     early = load_checkpoint(CHECKPOINT_DIR / "copy_early.pt").metrics
     assert box.options == [t("models.shipped", task=t(f"task.{n}")) for n in SHIPPED] + [
@@ -275,7 +271,7 @@ def test_choosing_each_model_in_the_selectbox():
     ("copy", " ".join(["1"] * 21), "too_long"), ("copy", "   ", "empty")])
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_bad_inputs_give_translated_messages(name, text, code, lang):
-    at = start(lang=lang, part="model", state={"dec_model": model_id(name), f"dec_text_shipped_{name}": text})
+    at = start(lang=lang, dec_part="model", state={"dec_model": model_id(name), f"dec_text_shipped_{name}": text})
     assert not at.exception and not at.error
     assert len(at.warning) == 1
     fixed = [piece for piece in re.split(r"\{[a-z]+\}", lookup(f"dec.err_{code}", lang)) if piece.strip()]
@@ -291,7 +287,7 @@ def test_bad_inputs_give_translated_messages(name, text, code, lang):
                                         ("dec_m_top_k", 13), ("dec_m_top_p", 0.05), ("dec_m_top_p", 1.0),
                                         ("dec_width", 1), ("dec_width", 8), ("dec_alpha", 0.0), ("dec_alpha", 2.0)])
 def test_model_controls_at_their_extremes(name, value):
-    at = start(part="model", state={"dec_view": "beam" if name in ("dec_width", "dec_alpha") else "sampling"})
+    at = start(dec_part="model", state={"dec_view": "beam" if name in ("dec_width", "dec_alpha") else "sampling"})
     widget(at, "slider", f"w_{name}").set_value(value).run()
     assert_clean(at)
     assert widget(at, "slider", f"w_{name}").value == value
@@ -305,7 +301,7 @@ def test_model_controls_at_their_extremes(name, value):
 
 @pytest.mark.parametrize("seed", [0, 2**31 - 1])
 def test_sampling_seed_extremes_and_hot_sampling_disagrees(ckpt, seed):
-    at = start(part="model", state={"dec_model": model_id("copy"), "dec_m_temp": 3.0, "dec_m_seed": seed})
+    at = start(dec_part="model", state={"dec_model": model_id("copy"), "dec_m_temp": 3.0, "dec_m_seed": seed})
     assert_clean(at)
     table = frame(at, "dec_compare")
     greedy, sampled = table[t("dec.col_output")].iloc[:2]
@@ -322,7 +318,7 @@ def test_sampling_seed_extremes_and_hot_sampling_disagrees(ckpt, seed):
 
 
 def test_stepping_through_greedy_and_sampling(ckpt):
-    at = start(part="model", state={"dec_model": model_id("parser")})
+    at = start(dec_part="model", state={"dec_model": model_id("parser")})
     model, task = ckpt["parser"].model, ckpt["parser"].task
     src = task.encode_source(task.examples(1)[0][0])
     greedy = greedy_decode(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
@@ -353,7 +349,7 @@ def test_stepping_through_greedy_and_sampling(ckpt):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_beam_view_with_its_tree(ckpt, lang):
-    at = start(lang=lang, part="model", state={"dec_model": model_id("copy"), "dec_view": "beam", "dec_width": 8})
+    at = start(lang=lang, dec_part="model", state={"dec_model": model_id("copy"), "dec_view": "beam", "dec_width": 8})
     assert_clean(at)
     model, task = ckpt["copy"].model, ckpt["copy"].task
     src = task.encode_source(task.examples(1)[0][0])
@@ -380,7 +376,7 @@ def test_beam_view_with_its_tree(ckpt, lang):
 
 
 def test_length_normalisation_reranks_by_score():
-    at = start(part="model", state={"dec_view": "beam", "dec_width": 8, "dec_alpha": 1.0, "dec_model": model_id("parser"),
+    at = start(dec_part="model", state={"dec_view": "beam", "dec_width": 8, "dec_alpha": 1.0, "dec_model": model_id("parser"),
                       "dec_text_shipped_parser": "x=4+9"})
     assert_clean(at)
     final = frame(at, "dec_final")
@@ -394,7 +390,7 @@ def test_a_model_trained_in_this_session_comes_first(ckpt):
     model = copy.deepcopy(ckpt["addition"].model)
     run = SimpleNamespace(task_name="addition", pretrained=False,
                           trainer=SimpleNamespace(step=10, model=model, task=ckpt["addition"].task))
-    at = start(part="model", state={"train_run": run})
+    at = start(dec_part="model", state={"train_run": run})
     assert_clean(at)
     box = widget(at, "selectbox", "w_dec_model")
     assert box.value == "session:addition"
@@ -406,7 +402,7 @@ def test_a_model_trained_in_this_session_comes_first(ckpt):
 
 
 def test_language_switch_keeps_the_choices():
-    at = start(part="model", state={"dec_model": model_id("parser"), "dec_m_temp": 2.0, "dec_view": "beam"})
+    at = start(dec_part="model", state={"dec_model": model_id("parser"), "dec_m_temp": 2.0, "dec_view": "beam"})
     at.session_state["cfg_lang"] = "es"
     at.run()
     assert_clean(at)
@@ -443,7 +439,7 @@ def test_the_early_snapshot_is_the_shipped_run_stopped_early():
 def test_by_default_beam_search_beats_greedy_on_the_early_snapshot(lang):
     """The default model part: greedy copies a symbol wrong, beam search (width 3) copies right with a higher log P
     of the whole answer; all recomputed here by greedy_decode, beam_search and teacher-forced passes."""
-    at = start(lang=lang, part="model")
+    at = start(lang=lang, dec_part="model")
     assert_clean(at)
     early = load_checkpoint(CHECKPOINT_DIR / "copy_early.pt")
     model, task = early.model, early.task
@@ -467,7 +463,7 @@ def test_by_default_beam_search_beats_greedy_on_the_early_snapshot(lang):
 
 
 def test_a_confident_model_says_beam_and_greedy_agree():
-    at = start(part="model", state={"dec_model": model_id("addition")})
+    at = start(dec_part="model", state={"dec_model": model_id("addition")})
     assert_clean(at)
     assert not at.success and [i.value for i in at.info] == [t("dec.beam_ties")]
 

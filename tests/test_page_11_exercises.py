@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 from streamlit.testing.v1 import AppTest
 from course_numbers import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
@@ -80,9 +80,7 @@ def reference(x1=COURSE_EX1, own_z=None, own_a=None) -> dict[str, np.ndarray]:
 REF = reference()
 
 
-def start(path: Path = PAGE, *, lang: str = "en", state: dict | None = None) -> AppTest:
-    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None
-    return start_page(path, lang=lang, state=state, lesson=lesson)
+start = lesson_opener("lessons/11_exercises.py")
 
 
 def assert_clean(at: AppTest) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import number, t
@@ -23,8 +23,7 @@ LESSON = str(PAGE.relative_to(ROOT))
 QUICK = {"clf_steps": 10, "clf_epochs": 2, "clf_depths": [1], "clf_norms": ["pre"]}  # 20 steps of N = 1
 
 
-def start(path: Path = PAGE, *, lang: str = "en", state: dict | None = None, numbers: bool = True) -> AppTest:
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=LESSON if path == APP else None)
+start = lesson_opener(LESSON)
 
 
 def assert_clean(at: AppTest) -> None:

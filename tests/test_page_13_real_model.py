@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 from streamlit.testing.v1 import AppTest
 
 import core
@@ -53,9 +53,7 @@ def reference(bert, text_a: str, text_b: str | None = None) -> dict:
             "hidden": [h[0] for h in out.hidden_states], "model": model}
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, state: dict | None = None) -> AppTest:
-    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None
-    return start_page(path, lang=lang, numbers=numbers, state=state, lesson=lesson)
+start = lesson_opener("lessons/13_real_model.py")
 
 
 def tables(at: AppTest) -> dict:

@@ -16,17 +16,14 @@ from core.lab.gpt import heldout_cross_entropy, load_char_model
 from core.lab.kvcache import generate
 from ui import gpt_run, limits
 from ui.i18n import lookup, number, t
-from conftest import start_page
+from conftest import lesson_opener
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "lessons" / "14_gpt.py"
 MARKER = re.compile(r"^<!--\s*[\w.-]+\s*-->\s*$", re.MULTILINE)
 
 
-def start(lang: str = "en", **state):
-    at = start_page(PAGE, lang=lang, numbers=True, state=state)
-    assert_clean(at)
-    return at
+start = lesson_opener("lessons/14_gpt.py", clean=True)
 
 
 def assert_clean(at) -> None:
@@ -44,7 +41,7 @@ def button(at, key: str):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_defaults_show_the_corpus_and_the_baselines(lang):
-    at = start(lang)
+    at = start(lang=lang)
     assert at.title[0].value == t("gpt.title", lang)
     files = sorted((ROOT / "lessons" / "text").glob(f"*.{lang}.md"))
     sections = sum(len(MARKER.findall(p.read_text("utf-8"))) for p in files)  # every marker, empty sections too
@@ -63,7 +60,7 @@ def test_defaults_show_the_corpus_and_the_baselines(lang):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_generation_is_the_shipped_models(lang):
-    at = start(lang, gpt_prompt="The model", gpt_new=10, gpt_temp=0.7, gpt_top_k=12, gpt_top_p=0.9, cfg_seed=3)
+    at = start(lang=lang, gpt_prompt="The model", gpt_new=10, gpt_temp=0.7, gpt_top_k=12, gpt_top_p=0.9, cfg_seed=3)
     shipped = load_char_model(gpt_run.checkpoint_path(lang))
     found = generate(shipped.model, shipped.vocab.encode("The model"), 10, temperature=0.7, top_k=12, top_p=0.9,
                      seed=at.session_state["cfg_seed"])
@@ -71,7 +68,7 @@ def test_generation_is_the_shipped_models(lang):
 
 
 def test_bad_prompts_get_a_message():
-    at = start("en", gpt_prompt="日本")
+    at = start(lang="en", gpt_prompt="日本")
     assert any("日" in w.value for w in at.warning)
     at.session_state["gpt_prompt"] = ""
     at.run()
@@ -80,7 +77,7 @@ def test_bad_prompts_get_a_message():
 
 
 def test_attention_and_the_kv_cache():
-    at = start("en", gpt_part="attention", gpt_prompt="Attention is")
+    at = start(lang="en", gpt_part="attention", gpt_prompt="Attention is")
     assert t("gpt.attention_caption", "en", n=12, above=0.0) in [c.value for c in at.caption]
     at.session_state["gpt_part"] = "kvcache"
     at.run()
@@ -90,7 +87,7 @@ def test_attention_and_the_kv_cache():
 
 
 def test_a_run_trains_measures_and_samples():
-    at = start("en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
+    at = start(lang="en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
     button(at, "train.start").click().run()
     assert_clean(at)
     run = at.session_state[gpt_run.RUN_KEY]
@@ -104,7 +101,7 @@ def test_a_run_trains_measures_and_samples():
 
 
 def test_a_run_stops_at_the_training_time_cap_and_says_so():
-    at = start("en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
+    at = start(lang="en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
     button(at, "train.start").click().run()
     run = at.session_state[gpt_run.RUN_KEY]
     run.trainer.elapsed = 60 * limits.MAX_RUN_MINUTES + 1  # as if it had trained for just over the cap
@@ -132,7 +129,7 @@ def test_shipped_checkpoints_are_small_and_beat_the_bigram(lang):
 
 
 def test_changed_settings_are_pointed_out():
-    at = start("en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
+    at = start(lang="en", gpt_d_model=32, gpt_layers=1, gpt_heads=2, gpt_steps=100)
     button(at, "train.start").click().run()
     button(at, "train.stop").click().run()
     assert t("train.settings_changed", "en") not in [i.value for i in at.info]
