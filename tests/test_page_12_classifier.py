@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import lesson_opener, widget
+from widgets import table
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import number, t
@@ -228,7 +229,7 @@ def test_the_numbers_follow_the_sidebar_toggle():
     shown = train_until_done(start(state=state).button(key="clf_start").click().run())
     hidden = train_until_done(start(state=state, numbers=False).button(key="clf_start").click().run())
     assert len(shown.dataframe) == 3 and len(hidden.dataframe) == 1
-    accuracy = [d.value for d in shown.dataframe][1]
+    accuracy = table(shown, "clf_numbers_test_accuracy")
     assert accuracy.iloc[0, 0] == pytest.approx(next(iter(runs(shown).values())).history[0].test_accuracy)
 
 

@@ -198,3 +198,8 @@ def view(main) -> list[tuple[str, object]]:
         data = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data).to_csv() for ds in chart.proto.datasets]
         shown.append(("chart", (chart.proto.spec, data)))
     return shown
+
+
+def table(at, key: str):
+    """The table `ui.tables.dataframe` drew under `key` (its container carries the key), as a DataFrame."""
+    return at.get_by_key(key).dataframe[0].value
