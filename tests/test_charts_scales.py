@@ -212,3 +212,16 @@ def test_the_lessons_score_matrices_are_drawn_as_scores():
         specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
         scored = [s for s in specs if t("chart.score_legend", lang="en") in legends(s)]
         assert len(scored) >= len(titles), lesson
+
+
+def test_spanish_axes_and_legends_write_four_digits_unseparated(spanish):
+    from ui.charts import numbers
+
+    spec = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()
+    assert spec["config"]["axis"]["labelExpr"] == spec["config"]["legend"]["labelExpr"] == numbers.FOUR_DIGITS
+    assert numbers.label_config("en") == {}
+    # The expression drops the one thousands point of a label from 1000 to 9999 and nothing else: Vega's
+    # replace() with a string pattern replaces the first match, as JavaScript's String.replace does.
+    for value, label, shown in ((2048, "2.048", "2048"), (-1500.5, "-1.500,5", "-1500,5"), (37000, "37.000", "37.000"),
+                                (0.5, "0,5", "0,5")):
+        assert (label.replace(".", "", 1) if 1000 <= abs(value) < 10000 else label) == shown

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import altair as alt
 from altair.utils import schemapi
 
-from .numbers import locale_spec
+from .numbers import label_config, locale_spec
 from .palette import PALETTE
 
 LABEL_FONT, TITLE_FONT, HEADING_FONT = 13, 14, 16
@@ -106,7 +106,7 @@ def _finish(chart, *, top: bool = True, frame: bool = True, **properties):
         if value is not None:
             setattr(chart, name, value)  # an Altair chart keeps attributes as its spec's properties
     if top:  # a plain dict: the same spec as alt.Config(...), without building and checking its objects
-        chart.config = {"locale": locale_spec(), **({} if frame else {"view": {"stroke": None}})}
+        chart.config = {"locale": locale_spec(), **label_config(), **({} if frame else {"view": {"stroke": None}})}
     if not isinstance(chart, _Unvalidated):  # same layout: the subclass only adds a method
         object.__setattr__(chart, "__class__", _UNVALIDATED[type(chart)])
     return chart

@@ -2,8 +2,8 @@
 in Python) and in what Vega formats (axes, legends, tooltips with a `format`), which follows the chart's
 ``config.locale`` (set on every builder's chart by `engine._finish`; Streamlit 1.67 keeps it, a browser test checks).
 
-Spanish writes a decimal comma and a point between thousands (as lesson 8's tables and the es-ES locales of d3
-and of the browsers do); a list of numbers with decimal commas is separated by semicolons ("(0,50; −1,25)").
+Spanish writes a decimal comma, a point between thousands from five digits on ("2048", "37.000", as the RAE asks
+and the browsers' es-ES number format does), and separates a list of numbers by semicolons ("(0,50; −1,25)").
 """
 from __future__ import annotations
 
@@ -66,6 +66,18 @@ def locale_spec(lang: str | None = None) -> dict:
     """A chart's ``config.locale`` (a new dict): the number locale Vega's axes, legends and formats write with."""
     marks = NUMBER_LOCALES[lang or language()]
     return {"number": {"decimal": marks.decimal, "thousands": marks.thousands, "grouping": [3], "currency": ["", ""]}}
+
+
+# Spanish writes a four-digit number without a separator ("2048", as the RAE asks; a point from five digits on),
+# which no d3 locale can say (its grouping starts at four digits): axes and legends drop that one point.
+FOUR_DIGITS = "abs(datum.value) >= 1000 && abs(datum.value) < 10000 ? replace(datum.label, '.', '') : datum.label"
+
+
+def label_config(lang: str | None = None) -> dict:
+    """The config that writes a four-digit number of an axis or legend unseparated in Spanish (empty in English)."""
+    if (lang or language()) != "es":
+        return {}
+    return {"axis": {"labelExpr": FOUR_DIGITS}, "legend": {"labelExpr": FOUR_DIGITS}}
 
 
 def vega_locale(lang: str | None = None) -> alt.Locale:
