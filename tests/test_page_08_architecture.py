@@ -58,7 +58,7 @@ def diagram_spec(at: AppTest) -> str:
     """The SVG of the diagram, drawn on the server (its part opened first)."""
     if at.session_state["arch_part"] != "diagram":
         open_part(at, "diagram")
-    svgs = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<svg")]
+    svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
     assert len(svgs) == 1
     return svgs[0]
 

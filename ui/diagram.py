@@ -10,7 +10,8 @@ list; each item goes below the previous one) and the browser only paints the SVG
     svg = render([enc, dec], [Link(memory, cross, label="K, V")], title=..., description=...)
 
 The SVG carries its own text alternative (`<title>` and `<desc>`, named by `aria-labelledby`/`aria-describedby`).
-It scales down to its container's width (viewBox) and never beyond its own width.
+It scales down to its container's width (viewBox) and never beyond its own width. Show it with
+`st.markdown(svg, unsafe_allow_html=True)`: st.html sanitizes with DOMPurify's HTML-only profile, which drops SVG.
 """
 from __future__ import annotations
 
@@ -248,11 +249,12 @@ def layout(columns: list[Column]) -> tuple[float, float]:
 
 def render(columns: list[Column], links: list[Link], size: tuple[float, float], *, title: str, description: str,
            name: str) -> str:
-    """The placed columns and links as one accessible SVG (`name` makes its ids unique on the page)."""
+    """The placed columns and links as one accessible SVG (`name` makes its ids unique on the page). The opening tag
+    ends its own line, so markdown (st.markdown with unsafe_allow_html) takes the whole SVG as one raw HTML block."""
     width, height = size
     body = [part for col in columns for part in _column(col)] + [part for link in links for part in _link(link)]
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" role="img" '
             f'aria-labelledby="{name}-title" aria-describedby="{name}-desc" '
-            f'style="width: 100%; max-width: {_num(width)}px; height: auto; display: block">'
+            f'style="width: 100%; max-width: {_num(width)}px; height: auto; display: block">\n'
             f'<title id="{name}-title">{html.escape(title, quote=False)}</title>'
             f'<desc id="{name}-desc">{html.escape(description, quote=False)}</desc>' + "".join(body) + "</svg>")
