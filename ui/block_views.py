@@ -20,6 +20,7 @@ MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show the
 # CPU per step, 0.20 s as pictures), so 8 x 256 cells cost about 0.2 s where a picture costs next to nothing.
 LABELLED_CELLS = 1024
 ROWS_NAMED = 16  # a picture's caption names its first rows (tokens)
+PICTURE_FRAME = 110  # px: a picture's width is its image's; its axes and legend come on top (a heatmap's, within)
 WIDE = 760  # px of a d_ff-wide panel: with its axes and legend (about 110 px) it fits the main area at 1280 x 720
 TARGET_MAX_CHARS = 300
 ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
@@ -62,7 +63,7 @@ def picture_panel(matrix: np.ndarray, title: str, key: str, rows, cols, scale, c
     named = [md_escape(str(w)) for w in rows[:ROWS_NAMED]] + (["…"] if len(rows) > ROWS_NAMED else [])
     st.caption(" ".join(filter(None, (caption, t("blocks.picture_rows", rows=", ".join(named)),
                                       t("panel.as_picture")))))
-    chart = charts.named(panels.picture(matrix, scale, width), title)
+    chart = charts.named(panels.picture(matrix, scale, width - PICTURE_FRAME), title)
     st.altair_chart(chart, width="content")
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
