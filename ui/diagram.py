@@ -1,17 +1,13 @@
-"""A block diagram drawn on the server as SVG: boxes stacked down a column's spine, arrows between them, dashed
-frames around a repeated layer, residual paths around a sub-layer, and arrows from one column to another.
+"""A block diagram drawn on the server as SVG: boxes down each column's spine, arrows between them, dashed frames
+around a repeated layer, residual paths around a sub-layer, arrows from one column to another. Graphviz would lay
+it out in the browser (WebAssembly, about a second of browser CPU per change); here the layout is a few sums (each
+item goes below the previous one) and text widths are estimated generously, so a box is never narrower than its text.
 
-Why not Graphviz: `st.graphviz_chart` lays the graph out in the browser (Graphviz compiled to WebAssembly), about
-a second of browser CPU on every change of the diagram. Here the layout is a few sums in Python (each column is a
-list; each item goes below the previous one) and the browser only paints the SVG. Text is measured by an estimate
-(characters times an average width, generous for a sans-serif font), so a box is never narrower than its text.
+    enc, dec = Column([...], lane="left"), Column([...], lane="right")  # Node, Branch (residual), Frame (× N)
+    svg = render([enc, dec], [Link(memory, cross, "K, V")], layout([enc, dec]), title=..., description=..., name=...)
 
-    enc = Column([Node(("source tokens", "(batch, 8)")), Frame(("encoder layer × 6",), [...])], lane="left")
-    svg = render([enc, dec], [Link(memory, cross, label="K, V")], title=..., description=...)
-
-The SVG carries its own text alternative (`<title>` and `<desc>`, named by `aria-labelledby`/`aria-describedby`).
-It scales down to its container's width (viewBox) and never beyond its own width. Show it with
-`st.markdown(svg, unsafe_allow_html=True)`: st.html sanitizes with DOMPurify's HTML-only profile, which drops SVG.
+The SVG names itself for screen readers (`<title>`, `<desc>`) and scales down to its container, never up. Show it
+with `st.markdown(svg, unsafe_allow_html=True)`: st.html's sanitizer keeps HTML only and drops SVG.
 """
 from __future__ import annotations
 
@@ -49,7 +45,7 @@ def wrap(text: str, width: float, size: float = TITLE_FONT) -> list[str]:
 @dataclass(eq=False)
 class Node:
     """A box of one or more lines (`kind="box"`), or the ⊕ of a residual connection (`kind="add"`). `fill` is a
-    colour drawn as a light tint (None: white). x is the centre and y the top, set by the layout."""
+    colour drawn as a light tint (`tint`; None: white). x is the centre and y the top, set by the layout."""
     lines: tuple[str, ...] = ()
     fill: str | None = None
     kind: str = "box"
@@ -118,8 +114,8 @@ class Column:
         """From the frame's left edge to its right edge (the residual lane on one side)."""
         return self.box_w + LANE + 2 * FRAME_PAD
 
-    def place(self, left: float, top: float) -> float:
-        """Put every item below the previous one, the frame's left edge at `left`; returns the bottom."""
+    def place(self, left: float, top: float) -> None:
+        """Put every item below the previous one, the frame's left edge at `left`."""
         self.x = left + FRAME_PAD + self.box_w / 2 + (LANE if self.sign < 0 else 0)
         y, after_branch = top - GAP, False
         for item in self.items:
@@ -132,7 +128,6 @@ class Column:
                 y = item.bottom - GAP / 2
             else:
                 y, after_branch = self._stack([item], y, after_branch)
-        return y
 
     def _stack(self, items: list, y: float, after_branch: bool) -> tuple[float, bool]:
         for item in items:
@@ -146,11 +141,7 @@ class Column:
 
     def shift(self, dy: float, start: Node | None = None) -> None:
         """Move every item down by dy (from `start` on, if given: that node and the ones after it)."""
-        moving = start is None
-        for item in self.items:
-            moving = moving or item is start
-            if not moving:
-                continue
+        for item in self.items if start is None else self.items[self.items.index(start):]:
             for leaf in item.items if isinstance(item, Frame) else [item]:
                 leaf.y += dy
             if isinstance(item, Frame):
@@ -164,6 +155,12 @@ class Column:
 
 def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def tint(color: str | None) -> str:
+    """A box's fill: `color` (#RRGGBB) at TINT over white, or white."""
+    channels = [int(color[i:i + 2], 16) for i in (1, 3, 5)] if color else [255] * 3
+    return "#" + "".join(f"{round(255 - TINT * (255 - c)):02X}" for c in channels)
 
 
 def _text(lines: list[str] | tuple[str, ...], x: float, top: float, size: float = FONT, bold: bool = False,
@@ -181,9 +178,8 @@ def _arrow(points: list[tuple[float, float]], color: str = EDGE, width: float = 
     (x0, y0), (x1, y1) = points[-2], points[-1]
     length = max(1e-9, ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5)
     ux, uy = (x1 - x0) / length, (y1 - y0) / length  # the last segment's direction
-    head = 5 + 2 * width
+    head, half = 5 + 2 * width, (5 + 2 * width) * 0.45
     base = (x1 - ux * head, y1 - uy * head)
-    half = head * 0.45
     wing = [(base[0] - uy * half, base[1] + ux * half), (base[0] + uy * half, base[1] - ux * half)]
     line = " ".join(f"{_num(x)},{_num(y)}" for x, y in [*points[:-1], base])
     dash = ' stroke-dasharray="5 3"' if dashed else ""
@@ -198,12 +194,9 @@ def _node(node: Node) -> str:
         cross = f"M{_num(x - r + 4)},{_num(y)}H{_num(x + r - 4)}M{_num(x)},{_num(y - r + 4)}V{_num(y + r - 4)}"
         return (f'<circle cx="{_num(x)}" cy="{_num(y)}" r="{r}" fill="#FFFFFF" stroke="{INK}" stroke-width="1.2"/>'
                 f'<path d="{cross}" stroke="{INK}" stroke-width="1.4"/>')
-    left = node.x - node.w / 2
-    tint = f'fill="{node.fill}" fill-opacity="{TINT}"' if node.fill else 'fill="#FFFFFF"'
-    rect = (f'<rect x="{_num(left)}" y="{_num(node.y)}" width="{_num(node.w)}" height="{_num(node.h)}" rx="7" '
-            f'fill="#FFFFFF" stroke="{INK}" stroke-width="1"/>')
-    shade = f'<rect x="{_num(left)}" y="{_num(node.y)}" width="{_num(node.w)}" height="{_num(node.h)}" rx="7" {tint}/>'
-    return rect + shade + _text(node.lines, node.x, node.y + PAD_Y)
+    return (f'<rect x="{_num(node.x - node.w / 2)}" y="{_num(node.y)}" width="{_num(node.w)}" '
+            f'height="{_num(node.h)}" rx="7" fill="{tint(node.fill)}" stroke="{INK}"/>'
+            + _text(node.lines, node.x, node.y + PAD_Y))
 
 
 def _column(col: Column) -> list[str]:
