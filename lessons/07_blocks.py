@@ -55,7 +55,7 @@ def intro() -> None:
 
 def block_controls() -> tuple[int, str, bool]:
     """The block every part builds on: d_ff, the activation and where the LayerNorm goes (a change reruns the
-    whole lesson). Returns (d_ff, activation, norm_first)."""
+    lesson's body: every part uses them). Returns (d_ff, activation, norm_first)."""
     st.subheader(t("blocks.block_header"))
     ratio_col, act_col, norm_col = st.columns(3, gap="large")
     with ratio_col:
@@ -184,6 +184,28 @@ def closing(activation: str, zero: float, d_ff: int) -> None:
     st.markdown(t("blocks.notice_points"))
 
 
+@st.fragment
+def body() -> None:
+    """Everything under the intro: the block's controls, the part on screen and the closing. The controls change
+    every part, so they rerun this body (not the sidebar and the intro); a part's own controls rerun that part."""
+    d_ff, activation, norm_first = block_controls()
+    stages, ff_params = ffn_stages(tuple(words), d, d_ff, activation, seed, device)  # X, X W1 + b1, φ(.), FFN(X)
+    zero = float((stages[2] == 0).mean())  # the share of exact zeros in the hidden layer
+    part = parts.pick("blocks_part", PARTS, label=t("blocks.part"),
+                      format_func=lambda p: t(f"blocks.part_of.{p}", lang))
+    if part == "ffn":
+        ffn(stages, ff_params, d_ff, activation, zero)
+    elif part == "dropout":
+        dropout(stages[3])
+    elif part == "residual":
+        residual(d_ff, activation, norm_first)
+    elif part == "layers":
+        layers(d_ff, activation, norm_first)
+    else:
+        gpt2()
+    closing(activation, zero, d_ff)
+
+
 settings = state.settings()
 ss = st.session_state
 for _name, _value in DEFAULTS.items():
@@ -193,18 +215,4 @@ lang = settings.lang  # format functions get the language now: Streamlit may cal
 words = tokens.sentence_tokens(settings.seq_len, "blocks")
 
 intro()
-d_ff, activation, norm_first = block_controls()
-stages, ff_params = ffn_stages(tuple(words), d, d_ff, activation, seed, device)  # X, X W1 + b1, φ(.), FFN(X)
-zero = float((stages[2] == 0).mean())  # the share of exact zeros in the hidden layer
-part = parts.pick("blocks_part", PARTS, label=t("blocks.part"), format_func=lambda p: t(f"blocks.part_of.{p}", lang))
-if part == "ffn":
-    ffn(stages, ff_params, d_ff, activation, zero)
-elif part == "dropout":
-    dropout(stages[3])
-elif part == "residual":
-    residual(d_ff, activation, norm_first)
-elif part == "layers":
-    layers(d_ff, activation, norm_first)
-else:
-    gpt2()
-closing(activation, zero, d_ff)
+body()

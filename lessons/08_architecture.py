@@ -57,7 +57,7 @@ def diagram_part(c: dict[str, int]) -> None:
     """Part 1: the encoder-decoder drawn with its live shapes and parameter counts."""
     st.subheader(t("arch.diagram_header"))
     prose(t("arch.diagram_intro", n=n))
-    st.graphviz_chart(views.diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), width="content")
+    st.markdown(views.diagram(c, n, d, h, d_ff, layers, v_tgt, pre_norm), unsafe_allow_html=True)  # SVG, ui/diagram.py
 
 
 def parameters_part(c: dict[str, int]) -> None:

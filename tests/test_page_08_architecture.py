@@ -6,7 +6,9 @@ per module, without count_parameters); multiply-adds against a count of the matr
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ from torch.overrides import TorchFunctionMode
 
 import core
 from core.lab import costs
+from ui.diagram import ADD_R
 from ui.i18n import t
 from conftest import lesson_opener, widget
 
@@ -52,10 +55,12 @@ def tables(at: AppTest, part: str = "parameters") -> dict[str, object]:
 
 
 def diagram_spec(at: AppTest) -> str:
-    """The Graphviz source of the diagram (its part opened first)."""
+    """The SVG of the diagram, drawn on the server (its part opened first)."""
     if at.session_state["arch_part"] != "diagram":
         open_part(at, "diagram")
-    return at.get("graphviz_chart")[0].proto.spec
+    svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
+    assert len(svgs) == 1
+    return svgs[0]
 
 
 def real_counts(cfg: core.ModelConfig) -> dict[str, int]:
@@ -110,7 +115,8 @@ def test_runs_in_both_languages(path, lang):
     assert at.title[0].value == t("arch.title", lang=lang)
     assert not at.error and not at.warning
     dot = diagram_spec(at)  # the first part
-    assert "cluster_enc" in dot and "cluster_dec" in dot and "(batch, 8, 64)" in dot and "(batch, 8, 37000)" in dot
+    assert t("arch.dot_encoder", lang, n=6) in dot and t("arch.dot_decoder", lang, n=6) in dot  # the two stacks
+    assert "(batch, 8, 64)" in dot and "(batch, 8, 37000)" in dot
     assert t("arch.dot_cross_attn", lang=lang).split("\n")[0] in dot
     assert tables(at)["model"].index.name == t("arch.col_component", lang=lang)
     if path == APP:  # the frame is there: the page sits in its section, the sidebar is translated
@@ -336,3 +342,32 @@ def test_the_paper_gap_and_the_memory_caption_say_what_their_numbers_say(lang):
     mark = "." if lang == "en" else ","
     assert f"{kept / 1024:.1f}".replace(".", mark) in caption and f"{ratio:.1f}".replace(".", mark) in caption
     assert at.markdown[[m.value for m in at.markdown].index(t("arch.memory_header", lang))].value
+
+
+def diagram_texts(svg: str) -> list[str]:
+    """The diagram's lines of text in drawing order (each column's frame title first, then its boxes, top down)."""
+    return ["".join(s.itertext()) for s in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}tspan")]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("pre_norm", [True, False])
+def test_the_diagram_puts_each_layernorm_where_the_placement_says(pre_norm, lang):
+    """Drawn on the server (no Graphviz laid out in the browser): per sub-layer a LayerNorm before it (pre-norm) or
+    after its sum (post-norm), a residual path and a ⊕ each, the final LayerNorms only in pre-norm, N in both
+    frames, and a text alternative that says the same."""
+    at = set_model(start(lang=lang), layers=3, pre_norm=pre_norm)
+    assert_clean(at)
+    svg = diagram_spec(at)
+    assert not at.get("graphviz_chart")
+    norm = t("arch.svg_norm", lang)
+    subs = {t(k, lang).split("\n")[0] for k in ("arch.dot_self_attn", "arch.dot_masked_attn", "arch.dot_cross_attn",
+                                                "arch.dot_ff")}
+    order = "".join("N" if text == norm else "S" for text in diagram_texts(svg) if text == norm or text in subs)
+    assert order == ("NS" * 2 + "NS" * 3 if pre_norm else "SN" * 2 + "SN" * 3)  # encoder, then decoder
+    assert svg.count(f'r="{ADD_R}"') == 5 and svg.count('stroke-dasharray="5 3"') == 5  # 2 + 3 residual sums
+    finals = (t("arch.dot_memory_pre", lang).split("\n")[0], t("arch.dot_final_norm", lang))
+    assert all((text in diagram_texts(svg)) == pre_norm for text in finals)
+    assert t("arch.dot_encoder", lang, n=3) in svg and t("arch.dot_decoder", lang, n=3) in svg
+    sentence = t("arch.diagram_norm_pre" if pre_norm else "arch.diagram_norm_post", lang)
+    desc = t("arch.diagram_description", lang, n=8, d=64, layers=3, v=37_000, norm=sentence)
+    assert html.escape(desc, quote=False) in svg and 'role="img"' in svg

@@ -1,10 +1,12 @@
-"""Lesson 8's presentation machinery (lessons/08_architecture.py): the size controls, the encoder-decoder in
-Graphviz DOT, and the tables of parameters, multiply-adds, memory, published sizes and the RNN comparison."""
+"""Lesson 8's presentation machinery (lessons/08_architecture.py): the size controls, the encoder-decoder drawn as
+SVG on the server (ui/diagram.py), and the tables of parameters, multiply-adds, memory, published sizes and the
+RNN comparison."""
 import pandas as pd
 import streamlit as st
 
 from core.lab import costs
 from ui import charts, i18n, links, state, tables
+from ui.diagram import MARGIN, Branch, Column, Frame, Link, Node, layout, render
 from ui.i18n import t
 
 LAYERS_RANGE, VOCAB_RANGE, D_FF_RANGE = (1, 48), (1, 262_144), (1, 16_384)
@@ -82,51 +84,67 @@ def controls(lang: str) -> None:
                       setting="arch_pre_norm")
 
 
-def box(name: str, text_key: str, shape_text: str, params: int | None = None, color: str = "#FFFFFF") -> str:
-    """One DOT node: its translated name, its live shape and (if given) its parameter count."""
+NORM_FILL = charts.PALETTE["masked"]  # the LayerNorms in grey, as a step between the coloured sub-layers
+
+
+def box(text_key: str, shape_text: str, params: int | None = None, color: str | None = None) -> Node:
+    """One box: its translated name, its live shape and (if given) its parameter count."""
     lines = [*t(text_key).split("\n"), *shape_text.split("\n")]
-    lines += [t("arch.dot_params", count=int(params))] if params is not None else []
-    label = "\\n".join(line.replace('"', "'") for line in lines)
-    return f'{name} [label="{label}", fillcolor="{color}"];'
+    return Node(tuple(lines + ([t("arch.dot_params", count=int(params))] if params is not None else [])), color)
 
 
-def cluster(name: str, title_key: str, norms_key: str, norms: int, members: str, layers: int) -> str:
-    """One dashed DOT cluster (the encoder or the decoder stack) titled with N and its LayerNorm parameters."""
-    title = (t(title_key, n=layers) + "\\n" + t(norms_key, count=int(norms))).replace('"', "'")
-    return f'subgraph cluster_{name} {{ label="{title}"; style="rounded,dashed"; color="#777777"; {members} }}'
+def sublayer(core_box: Node, pre_norm: bool) -> list:
+    """One residual sub-layer: LayerNorm, the sub-layer, ⊕ (pre-norm) or the sub-layer, ⊕, LayerNorm (post-norm),
+    with the residual path from before the sub-layer (before its LayerNorm, pre-norm) to the ⊕."""
+    add, norm = Node(kind="add"), Node((t("arch.svg_norm"),), NORM_FILL)
+    return [Branch(add), norm, core_box, add] if pre_norm else [Branch(add), core_box, add, norm]
+
+
+def stack_title(title_key: str, norms_key: str, norms: int, layers: int) -> tuple[str, str]:
+    """A frame's title: the layer × N, and its LayerNorms and residual connections with their parameters."""
+    return t(title_key, n=layers), t(norms_key, count=int(norms))
 
 
 def diagram(c: dict[str, int], n: int, d: int, h: int, d_ff: int, layers: int, v_tgt: int, pre_norm: bool) -> str:
-    """The encoder-decoder as a Graphviz DOT string; every box shows its live shape and parameter count."""
+    """The encoder-decoder drawn as SVG; every box shows its live shape and parameter count, every sub-layer its
+    LayerNorm and residual connection where `pre_norm` puts them, and the memory feeds each cross-attention."""
     seq = lambda last: f"(batch, {n}, {last})"  # noqa: E731
-    q, k, v, out, inp = (charts.PALETTE[x] + "40" for x in ("query", "key", "value", "output", "input"))
-    nodes = [
-        box("src", "arch.dot_src", f"(batch, {n})", color=inp), box("tgt", "arch.dot_tgt", f"(batch, {n})", color=inp),
-        box("src_emb", "arch.dot_src_embed", seq(d), c["src_embed"]),
-        box("tgt_emb", "arch.dot_tgt_embed", seq(d), c["tgt_embed"]),
-        box("enc_attn", "arch.dot_self_attn", t("arch.dot_heads", h=h, d_k=d // h, n=n, d=d), c["enc_attn"], q),
-        box("enc_ff", "arch.dot_ff", t("arch.dot_ff_shape", n=n, d=d, d_ff=d_ff), c["enc_ff"], v),
-        box("memory", "arch.dot_memory_pre" if pre_norm else "arch.dot_memory", seq(d),
-            c["enc_final_norm"] if pre_norm else None, k),
-        box("dec_attn", "arch.dot_masked_attn", t("arch.dot_heads", h=h, d_k=d // h, n=n, d=d), c["dec_self_attn"], q),
-        box("dec_cross", "arch.dot_cross_attn", t("arch.dot_cross_shape", h=h, n=n, d=d), c["dec_cross_attn"], q),
-        box("dec_ff", "arch.dot_ff", t("arch.dot_ff_shape", n=n, d=d, d_ff=d_ff), c["dec_ff"], v),
-        box("dec_out", "arch.dot_final_norm" if pre_norm else "arch.dot_dec_out", seq(d),
-            c["dec_final_norm"] if pre_norm else None),
-        box("gen", "arch.dot_generator", seq(v_tgt), c["generator_new"], out),
-        box("probs", "arch.dot_softmax", seq(v_tgt), color=out),
-    ]
-    clusters = [cluster("enc", "arch.dot_encoder", "arch.dot_norms2", c["enc_norms"], "enc_attn; enc_ff;", layers),
-                cluster("dec", "arch.dot_decoder", "arch.dot_norms3", c["dec_norms"], "dec_attn; dec_cross; dec_ff;",
-                        layers)]
-    edges = ("src -> src_emb -> enc_attn -> enc_ff -> memory; "
-             "tgt -> tgt_emb -> dec_attn -> dec_cross -> dec_ff -> dec_out -> gen -> probs; "
-             f'memory -> dec_cross [label=" K, V", fontsize=14, penwidth=2.5, color="{charts.PALETTE["key"]}"];')
-    return ('digraph { rankdir=TB; nodesep=0.5; ranksep=0.32; newrank=true; '
-            'graph [fontname="Helvetica", fontsize=14]; '
-            'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=14, margin="0.14,0.05"]; '
-            'edge [color="#555555"];\n' + "\n".join(nodes + clusters) + "\n" + edges
-            + "\n{ rank=same; src; tgt; }\n}")
+    q, k, v, out, inp = (charts.PALETTE[x] for x in ("query", "key", "value", "output", "input"))
+    heads, ff_shape = t("arch.dot_heads", h=h, d_k=d // h, n=n, d=d), t("arch.dot_ff_shape", n=n, d=d, d_ff=d_ff)
+    memory = box("arch.dot_memory_pre" if pre_norm else "arch.dot_memory", seq(d),
+                 c["enc_final_norm"] if pre_norm else None, k)
+    cross = box("arch.dot_cross_attn", t("arch.dot_cross_shape", h=h, n=n, d=d), c["dec_cross_attn"], q)
+    enc_layer = [*sublayer(box("arch.dot_self_attn", heads, c["enc_attn"], q), pre_norm),
+                 *sublayer(box("arch.dot_ff", ff_shape, c["enc_ff"], v), pre_norm)]
+    dec_layer = [*sublayer(box("arch.dot_masked_attn", heads, c["dec_self_attn"], q), pre_norm),
+                 *sublayer(cross, pre_norm), *sublayer(box("arch.dot_ff", ff_shape, c["dec_ff"], v), pre_norm)]
+    enc = Column([box("arch.dot_src", f"(batch, {n})", color=inp),
+                  box("arch.dot_src_embed", seq(d), c["src_embed"]),
+                  Frame(stack_title("arch.dot_encoder", "arch.dot_norms2", c["enc_norms"], layers), enc_layer),
+                  memory], lane="left")
+    dec = Column([box("arch.dot_tgt", f"(batch, {n})", color=inp),
+                  box("arch.dot_tgt_embed", seq(d), c["tgt_embed"]),
+                  Frame(stack_title("arch.dot_decoder", "arch.dot_norms3", c["dec_norms"], layers), dec_layer),
+                  box("arch.dot_final_norm" if pre_norm else "arch.dot_dec_out", seq(d),
+                      c["dec_final_norm"] if pre_norm else None),
+                  box("arch.dot_generator", seq(v_tgt), c["generator_new"], out),
+                  box("arch.dot_softmax", seq(v_tgt), color=out)], lane="right")
+    size = diagram_layout(enc, dec, memory, cross)
+    norm = t("arch.diagram_norm_pre" if pre_norm else "arch.diagram_norm_post")
+    return render([enc, dec], [Link(memory, cross, "K, V", charts.PALETTE["key"])], size,
+                  title=t("arch.diagram_title"), name="arch-diagram",
+                  description=t("arch.diagram_description", n=n, d=d, layers=layers, v=v_tgt, norm=norm))
+
+
+def diagram_layout(enc: Column, dec: Column, memory: Node, cross: Node) -> tuple[float, float]:
+    """Columns side by side, then the lower of the memory and the cross-attention's box moved down to the other's
+    height, so the arrow K, V runs straight across. Returns the drawing's (width, height)."""
+    width, _ = layout([enc, dec])
+    if memory.cy < cross.cy:
+        enc.shift(cross.cy - memory.cy, start=memory)
+    else:
+        dec.shift(memory.cy - cross.cy)
+    return width, max(enc.bottom(), dec.bottom()) + MARGIN
 
 
 def model_table(c: dict[str, int], d: int, d_ff: int, layers: int, v_src: int, v_tgt: int, pre_norm: bool) -> None:

@@ -11,10 +11,16 @@ import core
 from core.lab import blocks
 from core.lab.blocks import GPT2
 from core.layers import ACTIVATION
-from ui import charts, links, panels, tables
+from ui import charts, links, panels, state, tables
 from ui.i18n import md_escape, number, t
 
 MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
+# Past this many cells a panel is one picture: its cells are too small for a value label anyway, and a Vega mark
+# per cell costs the browser about 0.1 ms on every redraw (issue 15: twelve 16 x 16 heatmaps took 0.52 s of browser
+# CPU per step, 0.20 s as pictures), so 8 x 256 cells cost about 0.2 s where a picture costs next to nothing.
+LABELLED_CELLS = 1024
+ROWS_NAMED = 16  # a picture's caption names its first rows (tokens)
+PICTURE_FRAME = 110  # px: a picture's width is its image's; its axes and legend come on top (a heatmap's, within)
 WIDE = 760  # px of a d_ff-wide panel: with its axes and legend (about 110 px) it fits the main area at 1280 x 720
 TARGET_MAX_CHARS = 300
 ACT_NAME = {"relu": "ReLU", "gelu": "GELU"}
@@ -34,14 +40,34 @@ def scale_of(hook: str) -> str | None:
 
 
 def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
-    """A matrix panel of at most MAX_CELLS cells: a wide matrix shows its first columns and says so."""
+    """A matrix panel of at most MAX_CELLS cells: a wide matrix shows its first columns and says so; past
+    LABELLED_CELLS it is one picture."""
     total = matrix.shape[1]
     shown = matrix[:, :max(1, min(total, MAX_CELLS // max(1, matrix.shape[0])))]
     cols = list(range(total)) if cols is None else cols
     if shown.shape[1] < total:
         caption = (caption + " " + t("blocks.sliced", shown=shown.shape[1], total=total)).strip()
+    if shown.size > LABELLED_CELLS:
+        picture_panel(shown, title, key, rows, cols[:shown.shape[1]], scale, caption, width)
+        return
     panels.matrix_panel(shown, title=title, key=key, row_labels=rows, col_labels=cols[:shown.shape[1]],
                         scale=scale, caption=caption or None, max_width=width)
+
+
+def picture_panel(matrix: np.ndarray, title: str, key: str, rows, cols, scale, caption: str, width: int) -> None:
+    """What panels.matrix_panel draws for a matrix past its own picture size: the title with the shape, the
+    captions, the matrix as one picture (rows numbered from 0, so a caption names them), the numbers when asked
+    for, and the downloads."""
+    shape = t("panel.shape", rows=matrix.shape[0], cols=matrix.shape[1]).replace(" ", "\u00a0")
+    st.markdown(f"##### {title} &nbsp; {shape}")
+    named = [md_escape(str(w)) for w in rows[:ROWS_NAMED]] + (["…"] if len(rows) > ROWS_NAMED else [])
+    st.caption(" ".join(filter(None, (caption, t("blocks.picture_rows", rows=", ".join(named)),
+                                      t("panel.as_picture")))))
+    chart = charts.named(panels.picture(matrix, scale, width - PICTURE_FRAME), title)
+    st.altair_chart(chart, width="content")
+    if state.current().show_numbers:
+        panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
+    panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)
 
 
 def activation_curves() -> None:
