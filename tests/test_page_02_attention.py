@@ -107,7 +107,7 @@ def test_runs_in_both_languages(path, lang):
 
 
 def test_defaults_match_an_independent_computation():
-    at = start()
+    at = start(show_code=True)  # "show the code" open
     assert_clean(at)
     got, want = tables(at), reference(EXAMPLE)
     assert_matches(got, want)

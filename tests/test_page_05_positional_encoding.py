@@ -158,7 +158,7 @@ def test_runs_in_both_languages(path, lang):
 
 
 def test_defaults_show_the_right_numbers():
-    at = start()
+    at = start(show_code=True)  # "show the code" open
     assert_clean(at)
     seen = walk(at)
     got, d, seed = seen["frames"], 64, 0

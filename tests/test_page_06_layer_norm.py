@@ -103,7 +103,7 @@ def fixed_words(key: str, lang: str) -> str:
 @pytest.mark.parametrize("path", [APP, PAGE], ids=["app", "page"])
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_runs_in_both_languages(path, lang):
-    at = start(path, lang=lang, numbers=False)
+    at = start(path, lang=lang, numbers=False, show_code=True)  # "show the code" open
     assert_clean(at)
     assert at.title[0].value == t("ln.title", lang=lang)
     assert len([d for d in at.dataframe if d.editing_mode == "read_only"]) == 2  # per-token stats, [a, -a]

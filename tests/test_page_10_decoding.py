@@ -126,7 +126,7 @@ def model_id(task: str) -> str:
 @pytest.mark.parametrize("path", [APP, PAGE], ids=["app", "page"])
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_runs_in_both_languages(path, lang):
-    at = start(path, lang=lang, numbers=False)
+    at = start(path, lang=lang, numbers=False, show_code=True)  # "show the code" open
     assert_clean(at)
     assert at.title[0].value == t("dec.title", lang=lang)
     assert not at.warning

@@ -125,7 +125,7 @@ def fixed_words(key: str, lang: str) -> str:
 @pytest.mark.parametrize("path", [APP, PAGE], ids=["app", "page"])
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_runs_in_both_languages(path, lang):
-    at = start(path, lang=lang)
+    at = start(path, lang=lang, show_code=True)  # "show the code" open
     assert_clean(at)
     assert at.title[0].value == t("ex.title", lang=lang)
     radios = [r for r in at.radio if r.key.startswith("w_ex_q_")]

@@ -14,7 +14,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -31,9 +31,7 @@ def reference(x: np.ndarray, scale: bool = False) -> dict[str, np.ndarray]:
     return {"X": x, "S": s, "A": a, "C": a @ x}
 
 
-def start(path: Path = PAGE, *, lang: str = "en", numbers: bool = True, query: dict | None = None) -> AppTest:
-    lesson = str(PAGE.relative_to(ROOT)) if path == APP else None  # the app opens on the welcome page
-    return start_page(path, lang=lang, numbers=numbers, query=query, lesson=lesson)
+start = lesson_opener(str(PAGE.relative_to(ROOT)))
 
 
 def tables(at: AppTest) -> dict[str, np.ndarray]:
@@ -81,7 +79,7 @@ def test_runs_in_both_languages(path, lang):
 
 
 def test_defaults_show_the_course_matrices():
-    at = start()
+    at = start(show_code=True)  # "show the code" open
     assert_clean(at)
     got, want = tables(at), reference(X0)
     for name in "XSAC":
@@ -315,3 +313,16 @@ def test_url_paths_differ_from_the_pages_folder_names():
     for _, file, _, _, url in pages:
         assert (ROOT / file).is_file()
         assert url != re.sub(r"^\d+_", "", Path(file).stem), file
+
+
+def test_the_code_is_sent_only_while_show_the_code_is_open():
+    import inspect
+
+    import core
+    from ui.panels import CODE_KEY
+
+    at = start()
+    assert not at.main.code and at.main.expander(key=CODE_KEY).label == t("common.show_code")
+    at.session_state[CODE_KEY] = True  # what a click on the expander sets
+    at.run()
+    assert inspect.getsource(core.softmax).strip() in [c.value.strip() for c in at.main.code]

@@ -135,4 +135,4 @@ def cost_chart(kind: str, totals: list[int], show_numbers: bool) -> None:
         tables.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content",
                          formats={c: ",d" for c in ["n", *series]})
     counts = (conv.window_kept_per_row, conv.global_local_kept_per_row)[:2 if kind == "global" else 1]
-    panels.show_code(conv.pattern_mask, conv.pattern_kept, *counts)  # the fragment reruns it with the pattern
+    panels.show_code(conv.pattern_mask, conv.pattern_kept, *counts, key="show_code_patterns")  # the fragment reruns it with the pattern

@@ -112,12 +112,21 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
     return chart
 
 
-def show_code(*functions: Callable[..., Any]) -> None:
-    """An expander with the source of the functions that computed the page: the code shown is the code run."""
-    with st.expander(t("common.show_code"), icon=":material/code:"):
-        st.caption(t("common.show_code_caption"))
-        for fn in functions:
-            st.code(inspect.getsource(fn), language="python")
+CODE_KEY = "show_code"  # the open state of a page's "Show the code"
+
+
+def show_code(*functions: Callable[..., Any], key: str = CODE_KEY) -> None:
+    """An expander with the source of the functions that computed the page: the code shown is the code run.
+
+    The code is sent only while the expander is open (opening it reruns the page, or the section it is in): the
+    browser highlighted every line of a closed expander on each cold open, up to 0.5 s of its CPU. A section that
+    shows its own code beside the page's passes a `key` of its own."""
+    code = st.expander(t("common.show_code"), icon=":material/code:", key=key, on_change="rerun")
+    if code.open:
+        with code:
+            st.caption(t("common.show_code_caption"))
+            for fn in functions:
+                st.code(inspect.getsource(fn), language="python")
 
 
 # ---- an editable matrix with validation ----------------------------------------------------------------
