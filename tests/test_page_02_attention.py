@@ -347,3 +347,17 @@ def test_entropy_falls_with_d_k_only_without_scaling():
     assert raw[0] == scaled[0]  # d_k = 1: identical
     assert raw[0] > raw[1] > raw[2] and raw[2] < 0.5
     assert torch.all(scaled > 1.5) and torch.all(scaled <= math.log(10) + 1e-6)
+
+
+def test_each_part_draws_its_own_sections_and_the_scaling_experiment_is_under_every_part():
+    """One part is drawn at a time (ui/parts.py); the scaling experiment (its d_k slider, its eight metrics) and
+    the tie between W_K and W_Q are under every part, so the lesson's link always holds them."""
+    at = start(numbers=False)
+    own = {"projections": "qkv.projections_header", "scores": "qkv.scores_header", "query": "qkv.neuron_header"}
+    for part in PART_TABLES:
+        open_part(at, part)
+        assert_clean(at)
+        headers = [h.value for h in at.subheader]
+        assert [key for key in own.values() if t(key) in headers] == [own[part]]
+        assert t("qkv.scaling_header") in headers and len(at.metric) == 8
+        assert widget(at, "select_slider", "w_qkv_dk").value == 64 and at.toggle(key="w_qkv_tied").value is False

@@ -271,3 +271,21 @@ def test_head_view_lines_are_capped_and_strongest_first():
     spec = charts.head_view(w, list("abcd"), [1], ["h1", "h2"]).to_dict()
     assert spec["layer"][0]["encoding"]["color"]["scale"]["range"] == [charts.HEAD_COLORS[1]]
     assert len(set(charts.HEAD_COLORS)) == 16
+
+
+def test_each_part_draws_its_own_sections_and_both_end_with_the_parameters_and_the_notice():
+    """One part is drawn at a time (ui/parts.py): the heads side by side, or one head and the way back to d_model;
+    the input, the shapes, the parameter count and what to notice are under both."""
+    at = start(numbers=False)
+    assert_clean(at)
+    headers = [h.value for h in at.subheader]
+    assert t("mha.heads_header") in headers and t("mha.one_head_header") not in headers
+    assert facet_weights(at) and len(at.dataframe) == 2  # the summary and the parameters
+    open_part(at, "inside")
+    headers = [h.value for h in at.subheader]
+    assert t("mha.one_head_header") in headers and t("mha.concat_header") in headers
+    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.dataframe) == 1
+    for part in PANELS:
+        headers = [h.value for h in open_part(at, part).subheader]
+        assert headers[-2:] == [t("mha.params_header"), t("mha.notice_header")] and t("mha.steps_header") in headers
+        assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"
