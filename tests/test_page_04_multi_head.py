@@ -201,7 +201,7 @@ def test_largest_settings_stay_right_and_capped():
 ])
 def test_odd_sentences_and_smallest_settings(lang, sentence, seq_len, mask):
     at = start(lang=lang, d_model=8, heads=8, seq_len=seq_len, mask=mask, sentence=sentence,
-               page_state={"mha_part": "inside"})
+               mha_part="inside")
     assert_clean(at)
     x = matrix(at, "mha_X")
     if sentence.strip() and len(sentence) < 1000:
@@ -222,7 +222,7 @@ def test_the_sidebar_sets_the_sizes_and_the_lesson_draws_them_once():
 
 
 def test_controls_change_what_is_shown():
-    at = start(APP, page_state={"mha_part": "inside"})
+    at = start(APP, mha_part="inside")
     before_x, before_w = matrix(at, "mha_X"), matrix(at, "mha_weights")
     heads_control(at).set_value(8).run()
     assert_clean(at)
