@@ -56,11 +56,13 @@ def picture_panel(matrix: np.ndarray, key: str, title: str, rows: list[str], col
                   width: int) -> None:
     """A matrix panel drawn as one picture (a weight matrix's d_model x d_k cells are a few pixels each, and a
     mark per cell costs the browser time on every change): title, shape, picture, numbers if asked, downloads.
-    Its axes number rows and columns from 0, as its labels d0, d1, ... do."""
+    Its axes number rows and columns from 0, as its labels d0, d1, ... do; its cells are as big as a heatmap's
+    would be in `width`."""
     shape = t("panel.shape", rows=matrix.shape[0], cols=matrix.shape[1]).replace(" ", "\u00a0")
     st.markdown(f"##### {title} &nbsp; {shape}")
     st.caption(" ".join(filter(None, [caption, t("panel.as_picture")])))
-    chart = charts.named(panels.picture(matrix, None, width), title)
+    cell = max(2, min(52, width // matrix.shape[1], 440 // matrix.shape[0]))  # square, as a heatmap's cells are
+    chart = charts.named(panels.picture(matrix, None, cell * matrix.shape[1]), title)
     st.altair_chart(chart, width="content")
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
