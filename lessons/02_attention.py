@@ -16,17 +16,19 @@ from core.lab.analysis import (PROJECTIONS, entropy, qkv_attention, scaling_expe
                                toy_embeddings, weight_seeds)
 from core.lab.saturation import (SATURATED, entropy_by_d_k, jacobian_size, saturation_by_d_k, softmax_jacobian,
                                  softmax_jacobian_formula)
-from ui import attention_views as views, links, panels, scenes, state, tokens
+from ui import attention_views as views, links, panels, parts, scenes, state, tokens
 from ui.attention_views import D_KS, DRAWS, N_KEYS, panel
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
 
+PARTS = ("projections", "scores", "query")  # the sub-lessons (ui/parts.py), label key qkv.part_<code>; the scaling
+# experiment below them is always drawn (its d_k slider is in every link of the lesson)
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
     "saturation": {"qkv_dk": 512, "qkv_tied": False, "cfg_mask": "none", "cfg_heads": 4},
-    "tied": {"qkv_tied": True, "qkv_dk": 64, "cfg_mask": "none", "cfg_heads": 4},
-    "causal": {"cfg_mask": "causal", "qkv_tied": False, "qkv_dk": 64, "cfg_heads": 4},
-    "one_head": {"cfg_heads": 1, "qkv_tied": False, "qkv_dk": 64, "cfg_mask": "none"},
+    "tied": {"qkv_part": "scores", "qkv_tied": True, "qkv_dk": 64, "cfg_mask": "none", "cfg_heads": 4},
+    "causal": {"qkv_part": "scores", "cfg_mask": "causal", "qkv_tied": False, "qkv_dk": 64, "cfg_heads": 4},
+    "one_head": {"qkv_part": "projections", "cfg_heads": 1, "qkv_tied": False, "qkv_dk": 64, "cfg_mask": "none"},
 }
 
 
@@ -61,9 +63,9 @@ def projections(M: dict[str, np.ndarray], words: list[str], model_dims: list[str
     prose(t("qkv.projections_text", **{f"s{name}": s for name, s in weight_seeds(settings.seed, tied).items()}))
     for name in PROJECTIONS:  # one row per projection: the matrix W, then what it makes of X
         w_col, out_col = st.columns([1, 2], gap="large")
-        with w_col:
+        with w_col:  # d_model x d_k cells of a few pixels each: one picture, the numbers a click away
             panel(M[f"W_{name}"], f"qkv_W_{name}", t(f"qkv.W{name}_title"), model_dims, head_dims,
-                  t("qkv.W_tied") if tied and name != "V" else None, width=240)
+                  t("qkv.W_tied") if tied and name != "V" else None, width=240, picture=True)
         with out_col:
             panel(M[name], f"qkv_{name}", t(f"qkv.{name}_title"), words, head_dims, t(f"qkv.{name}_caption"),
                   width=380)
@@ -172,9 +174,14 @@ intro()
 words = inputs(d_k)
 M = views.compute(tuple(words), settings.d_model, d_k, settings.seed, causal, bool(ss["qkv_tied"]), settings.device)
 model_dims, head_dims = [f"d{c}" for c in range(settings.d_model)], [f"d{c}" for c in range(d_k)]
-projections(M, words, model_dims, head_dims)
-scores(M, words, head_dims, d_k, causal)
-asymmetry(M, words)
-one_query(words, M, d_k, causal)
+lang = settings.lang  # the format function gets it now: Streamlit may call it outside the run
+part = parts.pick("qkv_part", PARTS, label=t("qkv.part"), format_func=lambda p: t(f"qkv.part_{p}", lang))
+if part == "projections":
+    projections(M, words, model_dims, head_dims)
+elif part == "scores":
+    scores(M, words, head_dims, d_k, causal)
+    asymmetry(M, words)
+else:
+    one_query(words, M, d_k, causal)
 scaling(settings.seed)
 code_and_notice(len(words), d_k)

@@ -10,7 +10,7 @@ import streamlit as st
 import core
 import core.lab.analysis
 import core.lab.heads
-from ui import charts, links, panels, scenes, state, tables
+from ui import charts, links, panels, parts, scenes, state, tables
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
@@ -19,6 +19,7 @@ PAD = "[PAD]"  # the padding token's label; its id is core.PAD_ID
 MAX_CELLS, MAX_COLS = 4096, 128  # drawn per heatmap; a larger matrix shows its first columns (the table has all)
 FACET_CELLS = 8192  # cells drawn in the small multiples of all heads
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view: lines drawn, and the smallest weight that gets a line
+PARTS = ("heads", "inside")  # the sub-lessons (ui/parts.py), label key mha.part_<code>: one is drawn at a time
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -52,10 +53,12 @@ def facet_columns(n: int) -> int:
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "eight_heads": {"mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7], "cfg_d_model": 64, "cfg_heads": 8},
-    "one_head": {"mha_view_heads": [0], "mha_head": 0, "cfg_d_model": 64, "cfg_heads": 1},
-    "causal": {"cfg_mask": "causal", "cfg_d_model": 64, "cfg_heads": 4, "mha_view_heads": [0, 1, 2, 3]},
-    "paper": {"cfg_d_model": 512, "cfg_heads": 8, "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7]},
+    "eight_heads": {"mha_part": "heads", "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7], "cfg_d_model": 64,
+                    "cfg_heads": 8},
+    "one_head": {"mha_part": "heads", "mha_view_heads": [0], "mha_head": 0, "cfg_d_model": 64, "cfg_heads": 1},
+    "causal": {"mha_part": "heads", "cfg_mask": "causal", "cfg_d_model": 64, "cfg_heads": 4,
+               "mha_view_heads": [0, 1, 2, 3]},
+    "paper": {"mha_part": "heads", "cfg_d_model": 512, "cfg_heads": 8, "mha_view_heads": [0, 1, 2, 3, 4, 5, 6, 7]},
 }
 
 
@@ -123,11 +126,10 @@ def all_heads(R: dict, labels: list[str], head_names: list[str]) -> None:
                                      head_title=t("mha.head_legend")), width="content")
 
 
-def summary(R: dict, head_names: list[str], n_real: int) -> dict[str, np.ndarray]:
+def summary(S: dict[str, np.ndarray], head_names: list[str], n_real: int) -> None:
     """Entropy, distance and self-weight per head over the real tokens' queries (core.lab.heads.head_summary)."""
     st.subheader(t("mha.summary_header"))
     prose(t("mha.summary_intro", n=n_real, log_n=float(np.log(n_real))))  # PAD keys are never seen
-    S = core.lab.heads.head_summary(R["weights"], n_real)  # each (h,)
     frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): S["entropy"],
                           t("mha.distance"): S["distance"], t("mha.self_weight"): S["self_weight"]})
     tables.dataframe(frame, hide_index=True, width="content", key="mha_summary",
@@ -137,7 +139,6 @@ def summary(R: dict, head_names: list[str], n_real: int) -> dict[str, np.ndarray
     for column, (name, unit, top, least, colour) in zip(st.columns(2, gap="large"), bars):
         column.altair_chart(charts.bars(S[name], head_names, title=t(f"mha.{name}"), value_title=t(unit),
                                         domain=(0.0, max(top, least)), color=charts.PALETTE[colour]), width="content")
-    return S
 
 
 @st.fragment
@@ -237,9 +238,13 @@ labels = [*tokens, *[PAD] * n_pad]
 head_names = [t("mha.head", k=k + 1) for k in range(h)]
 dims = [f"d{j}" for j in range(d_model)]
 steps(R, labels, dims)
-all_heads(R, labels, head_names)
-S = summary(R, head_names, len(tokens))
-one_head(R, labels, d_k)
-concat_and_output(R, labels, dims, d_k)
+S = core.lab.heads.head_summary(R["weights"], len(tokens))  # each (h,): the summary's and the notice's numbers
+lang = settings.lang  # the format function gets it now: Streamlit may call it outside the run
+if parts.pick("mha_part", PARTS, label=t("mha.part"), format_func=lambda p: t(f"mha.part_{p}", lang)) == "heads":
+    all_heads(R, labels, head_names)
+    summary(S, head_names, len(tokens))
+else:
+    one_head(R, labels, d_k)
+    concat_and_output(R, labels, dims, d_k)
 parameters(R, d_model, h)
 notice(S, labels, head_names)

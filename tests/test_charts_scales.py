@@ -206,9 +206,10 @@ def test_the_lessons_score_matrices_are_drawn_as_scores():
                  if "legend" in layer.get("encoding", {}).get("color", {})]
         return [" ".join(x) if isinstance(x, list) else x for x in found]
 
-    for lesson, titles in (("lessons/02_attention.py", ("qkv.S_title", "qkv.S_scaled_title")),
-                           ("lessons/04_multi_head.py", ("mha.scores_title",))):
-        at = start_page(ROOT / "app.py", lesson=lesson, numbers=False)
+    for lesson, titles, part in (
+            ("lessons/02_attention.py", ("qkv.S_title", "qkv.S_scaled_title"), {"qkv_part": "scores"}),
+            ("lessons/04_multi_head.py", ("mha.scores_title",), {"mha_part": "inside"})):  # the parts that have them
+        at = start_page(ROOT / "app.py", lesson=lesson, numbers=False, state=part)
         specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
         scored = [s for s in specs if t("chart.score_legend", lang="en") in legends(s)]
         assert len(scored) >= len(titles), lesson

@@ -78,16 +78,36 @@ def reference(words: list[str], d_model: int = 64, heads: int = 4, seed: int = 0
     return ref
 
 
-def tables(at: AppTest, causal: bool = False) -> dict[str, np.ndarray]:
-    """The page's "show the numbers" tables by name (they come in page order)."""
-    names = ["X", "W_Q", "Q", "W_K", "K", "W_V", "V", "S", "S_scaled", *(["S_masked"] if causal else []), "A", "O",
-             "D", "prod"]
-    frames = [d.value for d in at.dataframe]
-    if len(frames) == len(names) + 2:
-        names.append("row")  # more than 24 tokens: the one-query numbers as a panel instead of bars
-    names.append("exp_scores")
-    assert len(frames) == len(names), (len(frames), names)
-    return {name: f.to_numpy(dtype=float) for name, f in zip(names, frames)}
+PART_TABLES = {  # each part's "show the numbers" tables (ui/parts.py: one part is drawn at a time), in page order;
+    "projections": ["X", "W_Q", "Q", "W_K", "K", "W_V", "V"],  # the scaling experiment's come after every part's
+    "scores": ["S", "S_scaled", "S_masked", "A", "O", "D"],
+    "query": ["prod", "row"]}  # "row": more than 24 tokens, the one-query numbers as a panel instead of bars
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick the lesson's part as a learner does, and run."""
+    widget(at, "radio", "w_qkv_part").set_value(part).run()
+    return at
+
+
+def frames(at: AppTest, causal: bool = False, parts=tuple(PART_TABLES)) -> dict:
+    """The page's "show the numbers" tables by name, from each of `parts` in turn (then the part open before)."""
+    out, was = {}, at.session_state["qkv_part"]
+    for part in parts:
+        if at.session_state["qkv_part"] != part:
+            open_part(at, part)
+        got = [d.value for d in at.dataframe]
+        names = [n for n in PART_TABLES[part] if n != "S_masked" or causal][:len(got) - 1] + ["exp_scores"]
+        assert len(got) == len(names) and (part == "query" or names[-2] == PART_TABLES[part][-1]), (len(got), names)
+        out.update(zip(names, got))
+    if at.session_state["qkv_part"] != was:
+        open_part(at, was)
+    return out
+
+
+def tables(at: AppTest, causal: bool = False, parts=tuple(PART_TABLES)) -> dict[str, np.ndarray]:
+    """The tables of `frames` as numbers."""
+    return {name: f.to_numpy(dtype=float) for name, f in frames(at, causal, parts).items()}
 
 
 def assert_matches(got: dict[str, np.ndarray], want: dict[str, np.ndarray], atol: float = 5e-5) -> None:
@@ -114,8 +134,8 @@ def test_defaults_match_an_independent_computation():
     assert got["Q"].shape == (5, 16) and got["W_Q"].shape == (64, 16) and got["A"].shape == (5, 5)
     assert not np.allclose(got["D"], 0, atol=1e-3)  # W_Q != W_K: Q Kᵀ is not symmetric
     np.testing.assert_allclose(got["prod"].sum(axis=1), want["S"][0], atol=5e-5)  # q_time ⊙ k_j sums to row 0
-    frames = [d.value for d in at.dataframe]
-    assert list(frames[7].index) == EXAMPLE and list(frames[7].columns) == EXAMPLE
+    scores = frames(at, parts=("scores",))["S"]
+    assert list(scores.index) == EXAMPLE and list(scores.columns) == EXAMPLE
     import core  # "show the code" shows the functions that ran
     shown = [c.value.strip() for c in at.main.code]
     assert inspect.getsource(core.scaled_dot_product_attention).strip() in shown
@@ -123,10 +143,17 @@ def test_defaults_match_an_independent_computation():
 
 
 def test_charts_carry_the_same_numbers():
+    """Every heatmap carries its matrix's numbers (the W's are pictures: their numbers are in the tables)."""
     at = start(numbers=False)
-    heatmaps, want = chart_matrices(at), reference(EXAMPLE)
-    for m, name in zip(heatmaps, ["X", "W_Q", "Q", "W_K", "K", "W_V", "V", "S", "S_scaled", "A", "O", "D"]):
-        np.testing.assert_allclose(m, want[name], atol=5e-5, err_msg=name)
+    want = reference(EXAMPLE)
+    for part, names in (("projections", ["X", "Q", "K", "V"]), ("scores", ["S", "S_scaled", "A", "O", "D"])):
+        heatmaps = chart_matrices(open_part(at, part))
+        assert len(heatmaps) == len(names) + 1  # and the experiment's two rows of scores
+        for m, name in zip(heatmaps, names):
+            np.testing.assert_allclose(m, want[name], atol=5e-5, err_msg=name)
+    open_part(at, "projections")
+    pictures = [c for c in at.get("vega_lite_chart") if '"image"' in c.proto.spec]
+    assert len(pictures) == 3 and sum(t("panel.as_picture") in c.value for c in at.caption) == 3
 
 
 def test_tying_w_k_to_w_q_makes_the_scores_symmetric():
@@ -188,22 +215,22 @@ def test_a_64_token_sentence_is_cut_to_seq_len_with_a_message():
     at = start(sentence=LONG, seq_len=10)
     assert_clean(at)
     assert at.info and t("tokens.truncated", n=64, seq_len=10) in [i.value for i in at.info]
-    assert tables(at)["A"].shape == (10, 10)
+    assert tables(at, parts=("scores",))["A"].shape == (10, 10)
 
 
 @pytest.mark.parametrize("text, key", [("   ", "tokens.empty"), ("x" * 1001, "tokens.too_long")])
 def test_bad_sentences_warn_and_keep_the_last_valid_one(text, key):
-    at = start(lang="es")
-    before = tables(at)
+    at = start(lang="es", qkv_part="scores")
+    before = tables(at, parts=("scores",))
     at.session_state["cfg_sentence_text"] = text
     at.run()
     assert not at.exception and len(at.warning) == 1
     assert at.warning[0].value == t(key, lang="es", max=1000, kept=" ".join(EXAMPLE))
-    np.testing.assert_array_equal(tables(at)["A"], before["A"])
+    np.testing.assert_array_equal(tables(at, parts=("scores",))["A"], before["A"])
 
 
 def test_picking_another_query_changes_the_one_query_view():
-    at = start(sentence="the cat sat on the mat")
+    at = start(sentence="the cat sat on the mat", qkv_part="query")
     query = next(s for s in at.selectbox if s.key.startswith("w_qkv_query"))
     query.set_value(4).run()  # the second "the"
     assert_clean(at)
@@ -233,7 +260,7 @@ def experiment(d_k: int, seed: int = 0, n_keys: int = 10) -> dict[str, float]:
 
 @pytest.mark.parametrize("d_k, lang", [(1, "en"), (64, "es"), (1024, "en")])
 def test_scaling_experiment_numbers(d_k, lang):
-    at = start(lang=lang, qkv_dk=d_k)
+    at = start(lang=lang, qkv_dk=d_k, qkv_part="query")
     assert_clean(at)
     want = experiment(d_k)
     metrics = [m.value for m in at.metric]
@@ -243,9 +270,9 @@ def test_scaling_experiment_numbers(d_k, lang):
                      f"{want[f'{side}_jacobian']:.2e}"]
     mark = "," if lang == "es" else "."  # Spanish: a decimal comma in every metric, as in the sentences
     assert metrics == [m.replace(".", mark) for m in expected]
-    if lang == "es":  # and in the captions: √d_k of the default d_k = 64 / 4 heads = 16
+    if lang == "es":  # and in the one query's check: √d_k of the default d_k = 64 / 4 heads = 16
         assert any("√d_k ≈ 4,0000" in c.value for c in at.caption)
-    np.testing.assert_allclose(tables(at)["exp_scores"], torch.stack([want["raw_scores"], want["scaled_scores"]]),
+    np.testing.assert_allclose(tables(at, parts=("query",))["exp_scores"], torch.stack([want["raw_scores"], want["scaled_scores"]]),
                                rtol=1e-6, atol=1e-5)
     if d_k == 1:
         assert metrics[:4] == metrics[4:]  # √1 = 1: nothing changes
@@ -320,3 +347,17 @@ def test_entropy_falls_with_d_k_only_without_scaling():
     assert raw[0] == scaled[0]  # d_k = 1: identical
     assert raw[0] > raw[1] > raw[2] and raw[2] < 0.5
     assert torch.all(scaled > 1.5) and torch.all(scaled <= math.log(10) + 1e-6)
+
+
+def test_each_part_draws_its_own_sections_and_the_scaling_experiment_is_under_every_part():
+    """One part is drawn at a time (ui/parts.py); the scaling experiment (its d_k slider, its eight metrics) and
+    the tie between W_K and W_Q are under every part, so the lesson's link always holds them."""
+    at = start(numbers=False)
+    own = {"projections": "qkv.projections_header", "scores": "qkv.scores_header", "query": "qkv.neuron_header"}
+    for part in PART_TABLES:
+        open_part(at, part)
+        assert_clean(at)
+        headers = [h.value for h in at.subheader]
+        assert [key for key in own.values() if t(key) in headers] == [own[part]]
+        assert t("qkv.scaling_header") in headers and len(at.metric) == 8
+        assert widget(at, "select_slider", "w_qkv_dk").value == 64 and at.toggle(key="w_qkv_tied").value is False

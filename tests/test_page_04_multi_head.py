@@ -34,16 +34,27 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-PANELS = ["mha_X", "mha_summary", "mha_q", "mha_k", "mha_v", "mha_scores", "mha_mask", "mha_masked", "mha_weights",
-          "mha_head_out", "mha_concat", "mha_out", "mha_params"]  # the page's tables, in page order
+PANELS = {  # each part's tables (ui/parts.py: one part is drawn at a time), in page order
+    "heads": ["mha_X", "mha_summary", "mha_params"],
+    "inside": ["mha_X", "mha_q", "mha_k", "mha_v", "mha_scores", "mha_mask", "mha_masked", "mha_weights",
+               "mha_head_out", "mha_concat", "mha_out", "mha_params"]}
 
 
 def table(at: AppTest, key: str):
     """One table by its panel key (Streamlit does not expose a dataframe's key: the page order decides)."""
     frames = [d.value for d in at.dataframe]
-    names = PANELS if len(frames) == len(PANELS) else [p for p in PANELS if p not in ("mha_mask", "mha_masked")]
+    panels = PANELS[at.session_state["mha_part"]]
+    names = panels if len(frames) == len(panels) else [p for p in panels if p not in ("mha_mask", "mha_masked")]
     assert len(frames) == len(names), len(frames)
+    assert key in names, f"{key} is not in the part {at.session_state['mha_part']}"
     return frames[names.index(key)]
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick the lesson's part ("heads" or "inside") as a learner does, and run."""
+    widget(at, "radio", "w_mha_part").set_value(part).run()
+    assert_clean(at)
+    return at
 
 
 def matrix(at: AppTest, key: str) -> np.ndarray:
@@ -133,8 +144,6 @@ def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, se
     assert x.shape == (n, d_model)
     assert list(table(at, "mha_X").index[:len(words)]) == charts.unique_labels(words)
     out, weights = torch_reference(x, d_model, heads, seed, mask, len(words))
-    np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=2e-5)
-    np.testing.assert_allclose(matrix(at, "mha_weights"), weights[head], atol=2e-6)
     facets = facet_weights(at)
     shown = [k for k in range(heads) if t("mha.head", k=k + 1) in facets]
     assert shown == list(range(len(shown))) and len(shown) >= min(heads, 4)
@@ -147,6 +156,10 @@ def test_page_equals_torch_multihead_attention(d_model, heads, seq_len, mask, se
     np.testing.assert_allclose(summary.iloc[:, 1], [  # entropy over the real tokens' queries, by numpy
         -(np.where(w > 0, w * np.log(np.where(w > 0, w, 1)), 0)).sum(-1)[:len(words)].mean() for w in weights],
         atol=1e-5)
+    open_part(at, "inside")
+    np.testing.assert_allclose(matrix(at, "mha_X"), x)
+    np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=2e-5)
+    np.testing.assert_allclose(matrix(at, "mha_weights"), weights[head], atol=2e-6)
     params = table(at, "mha_params")
     assert params.iloc[:, 2].sum() == 4 * d_model**2 + 4 * d_model
     assert at.metric[0].value == f"{4 * d_model**2 + 4 * d_model:,}"
@@ -157,9 +170,10 @@ def test_spanish_numbers_have_a_decimal_comma():
     at = start(lang="es", state={"mha_view_heads": [0]})  # d_model 64, 4 heads: d_k = 16
     assert_clean(at)
     text = " ".join(m.value for m in [*at.markdown, *at.caption])
-    assert "√16 ≈ 4,0000" in text and f"log n = {np.log(5):.4f}".replace(".", ",") in text  # 5 real tokens
-    assert re.search(r"error máximo aquí: \d,\de[-+]\d\d\)", text)
+    assert f"log n = {np.log(5):.4f}".replace(".", ",") in text  # 5 real tokens
     assert re.search(r"entropía media de \d,\d{4} nats", text) and re.search(r"media de \d,\d{4} posiciones", text)
+    text = " ".join(m.value for m in [*open_part(at, "inside").markdown, *at.caption])
+    assert "√16 ≈ 4,0000" in text and re.search(r"error máximo aquí: \d,\de[-+]\d\d\)", text)
     assert at.metric[0].value == "16.640" and r"= 16.640\ \checkmark" in at.latex[-1].value
 
 
@@ -169,14 +183,15 @@ def test_largest_settings_stay_right_and_capped():
     assert_clean(at)
     x = matrix(at, "mha_X")
     assert x.shape == (64, 512)  # the table keeps every column; the picture shows a slice and says so
-    out, weights = torch_reference(x, 512, 16, 0, "both", 64)
-    np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=5e-5)
     facets = facet_weights(at)
     assert 1 <= len(facets) < 16 and any(fixed_words("mha.facet_capped", "en") in c.value for c in at.caption)
     assert any(fixed_words("mha.sliced", "en") in c.value for c in at.caption)
-    for chart in at.get("vega_lite_chart"):  # no chart carries more than the caps allow
-        for ds in chart.proto.datasets:
-            assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 8192
+    for part in PANELS:
+        for chart in open_part(at, part).get("vega_lite_chart"):  # no chart carries more than the caps allow
+            for ds in chart.proto.datasets:
+                assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 8192
+    out, weights = torch_reference(x, 512, 16, 0, "both", 64)
+    np.testing.assert_allclose(matrix(at, "mha_out"), out, atol=5e-5)
 
 
 @pytest.mark.parametrize("lang, sentence, seq_len, mask", [
@@ -185,7 +200,8 @@ def test_largest_settings_stay_right_and_capped():
     ("es", "x" * 1200, 8, "none"),
 ])
 def test_odd_sentences_and_smallest_settings(lang, sentence, seq_len, mask):
-    at = start(lang=lang, d_model=8, heads=8, seq_len=seq_len, mask=mask, sentence=sentence)
+    at = start(lang=lang, d_model=8, heads=8, seq_len=seq_len, mask=mask, sentence=sentence,
+               mha_part="inside")
     assert_clean(at)
     x = matrix(at, "mha_X")
     if sentence.strip() and len(sentence) < 1000:
@@ -206,12 +222,13 @@ def test_the_sidebar_sets_the_sizes_and_the_lesson_draws_them_once():
 
 
 def test_controls_change_what_is_shown():
-    at = start(APP)
+    at = start(APP, mha_part="inside")
     before_x, before_w = matrix(at, "mha_X"), matrix(at, "mha_weights")
     heads_control(at).set_value(8).run()
     assert_clean(at)
-    assert at.session_state["cfg_heads"] == 8 and len(table(at, "mha_summary")) == 8
     assert matrix(at, "mha_weights").shape == (5, 5) and not np.allclose(matrix(at, "mha_weights"), before_w)
+    open_part(at, "heads")
+    assert at.session_state["cfg_heads"] == 8 and len(table(at, "mha_summary")) == 8
     assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the count does not depend on h
     at.number_input(key="w_cfg_d_model").set_value(40).run()  # 8 heads divide 40
     assert at.session_state["cfg_heads"] == 8 and heads_control(at).options == [
@@ -254,3 +271,21 @@ def test_head_view_lines_are_capped_and_strongest_first():
     spec = charts.head_view(w, list("abcd"), [1], ["h1", "h2"]).to_dict()
     assert spec["layer"][0]["encoding"]["color"]["scale"]["range"] == [charts.HEAD_COLORS[1]]
     assert len(set(charts.HEAD_COLORS)) == 16
+
+
+def test_each_part_draws_its_own_sections_and_both_end_with_the_parameters_and_the_notice():
+    """One part is drawn at a time (ui/parts.py): the heads side by side, or one head and the way back to d_model;
+    the input, the shapes, the parameter count and what to notice are under both."""
+    at = start(numbers=False)
+    assert_clean(at)
+    headers = [h.value for h in at.subheader]
+    assert t("mha.heads_header") in headers and t("mha.one_head_header") not in headers
+    assert facet_weights(at) and len(at.dataframe) == 2  # the summary and the parameters
+    open_part(at, "inside")
+    headers = [h.value for h in at.subheader]
+    assert t("mha.one_head_header") in headers and t("mha.concat_header") in headers
+    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.dataframe) == 1
+    for part in PANELS:
+        headers = [h.value for h in open_part(at, part).subheader]
+        assert headers[-2:] == [t("mha.params_header"), t("mha.notice_header")] and t("mha.steps_header") in headers
+        assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"

@@ -9,7 +9,7 @@ import streamlit as st
 import core
 from core.lab.analysis import entropy, qkv_attention
 from core.lab.saturation import entropy_by_d_k, saturation_by_d_k, softmax_jacobian, softmax_jacobian_formula
-from ui import charts, panels
+from ui import charts, panels, state
 from ui.i18n import md_escape, number, t
 
 CELL_CAP, ROW_CAP = 4096, 64  # at most 4096 drawn cells per chart, at most 64 rows
@@ -34,19 +34,39 @@ def curves(seed: int):
 
 
 def panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[str], caption: str = "",
-          scale=None, width: int = 300) -> None:
+          scale=None, width: int = 300, picture: bool = False) -> None:
     """A matrix panel that draws at most ROW_CAP rows and CELL_CAP cells; a bigger matrix shows its top-left
-    slice, says so, and offers the whole matrix as CSV."""
+    slice, says so, and offers the whole matrix as CSV. `picture`: drawn as one picture (see picture_panel)."""
     r = min(len(rows), ROW_CAP)
     c = min(len(cols), max(1, CELL_CAP // r))
     if (r, c) != matrix.shape:
         caption = " ".join(filter(None, [caption, t("qkv.slice", r=r, c=c, rows=len(rows), cols=len(cols))]))
-    panels.matrix_panel(matrix[:r, :c], title=title, key=key, row_labels=rows[:r], col_labels=cols[:c],
-                        scale=scale, caption=caption or None, max_width=width)
+    if picture:
+        picture_panel(matrix[:r, :c], key, title, rows[:r], cols[:c], caption, width)
+    else:
+        panels.matrix_panel(matrix[:r, :c], title=title, key=key, row_labels=rows[:r], col_labels=cols[:c],
+                            scale=scale, caption=caption or None, max_width=width)
     if (r, c) != matrix.shape:
         full = lambda: panels.csv_text(panels.numbers_frame(matrix, rows, cols))  # noqa: E731 (made when clicked)
         st.download_button(t("qkv.full_csv"), full, type="tertiary", file_name=f"{key}_full.csv", mime="text/csv",
                            key=f"{key}_full", on_click="ignore", icon=":material/table:")
+
+
+def picture_panel(matrix: np.ndarray, key: str, title: str, rows: list[str], cols: list[str], caption: str | None,
+                  width: int) -> None:
+    """A matrix panel drawn as one picture (a weight matrix's d_model x d_k cells are a few pixels each, and a
+    mark per cell costs the browser time on every change): title, shape, picture, numbers if asked, downloads.
+    Its axes number rows and columns from 0, as its labels d0, d1, ... do; its cells are as big as a heatmap's
+    would be in `width`."""
+    shape = t("panel.shape", rows=matrix.shape[0], cols=matrix.shape[1]).replace(" ", "\u00a0")
+    st.markdown(f"##### {title} &nbsp; {shape}")
+    st.caption(" ".join(filter(None, [caption, t("panel.as_picture")])))
+    cell = max(2, min(52, width // matrix.shape[1], 440 // matrix.shape[0]))  # square, as a heatmap's cells are
+    chart = charts.named(panels.picture(matrix, None, cell * matrix.shape[1]), title)
+    st.altair_chart(chart, width="content")
+    if state.current().show_numbers:
+        panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
+    panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)
 
 
 def query_row(words: list[str], i: int, sums: np.ndarray, M: dict[str, np.ndarray]) -> None:

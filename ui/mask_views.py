@@ -82,7 +82,8 @@ def batch_grid(B: heads.BatchAttention) -> None:
     grid_slot, pad_slot = st.columns(2, gap="large") if n <= 12 else (st.container(), st.container())
     grid_slot.markdown(f"##### {t('masks.grid_title')}")
     grid = pd.DataFrame(B.tokens, index=sentence_labels, columns=positions)
-    grid_slot.dataframe(grid.style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else ""),
+    style = grid.style.set_uuid("masks_grid")  # not pandas' random id: an unchanged grid is not redrawn
+    grid_slot.dataframe(style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else ""),
                         width="content")
     with pad_slot:
         panels.matrix_panel(core.to_numpy(B.ids != core.PAD_ID).astype(float), title=t("masks.key_mask_title"),
