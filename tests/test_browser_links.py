@@ -79,7 +79,7 @@ def share_box(page, label: str) -> str:
 def test_a_section_rerun_updates_the_address_and_the_share_box(app, page):
     """Picking the opened head on lesson 4 reruns that section only (st.fragment), not the sidebar that drew the
     share box: the box reads the address bar when it is shown."""
-    open_link(page, f"{app.url}/multi-head-attention?lang=en&heads=4")
+    open_link(page, f"{app.url}/multi-head-attention?lang=en&heads=4&mha_part=inside")  # the part with the Head picker
     head = page.locator('[data-testid="stSelectbox"]').filter(
         has=page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(r"^Head$"))).locator("input")
     head.click()

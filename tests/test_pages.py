@@ -278,8 +278,10 @@ def test_page_switch_keeps_the_edited_vectors(tmp_path):
 
 def test_downloads_are_made_only_when_clicked():
     at = start(numbers=False)
-    buttons = at.get("download_button")
-    assert len(buttons) == 12  # CSV, PNG and SVG for X, S, A and C
+    assert not at.get("download_button")  # a closed menu holds no button (X, S, A and C each have one)
+    at.session_state["sim_S_download"] = True  # what opening S's menu sets
+    buttons = at.run().get("download_button")
+    assert len(buttons) == 3  # CSV, PNG and SVG of S
     assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)  # callables, not files
     from ui import charts, panels
     chart = charts.heatmap(X0 @ X0.T, WORDS, WORDS)

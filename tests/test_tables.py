@@ -74,3 +74,12 @@ def test_a_spanish_lesson_writes_its_numbers_with_a_decimal_comma():
     assert shown.shape == (5, 5) and all(COMMA_4.match(s) for s in shown.to_numpy().ravel()), shown
     assert shown.to_numpy().tolist() == [[number(v, ".4f", "es") for v in row]
                                          for row in similarity.value.to_numpy().tolist()]
+
+
+def test_an_unchanged_table_is_the_same_element_on_the_next_run():
+    from streamlit.testing.v1 import AppTest
+
+    at = start_page(ROOT / "lessons" / "04_multi_head.py", lang="es")
+    before = {d.proto.SerializeToString() for d in at.dataframe}
+    at.run()  # nothing changed: Streamlit resends (and the browser redraws) only elements that differ
+    assert before and {d.proto.SerializeToString() for d in at.dataframe} == before

@@ -58,11 +58,18 @@ def svg_text(chart: alt.TopLevelMixin) -> str:
 
 
 def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
-    """A "Download" popover with CSV, PNG and SVG buttons; every file is made only when clicked."""
+    """A "Download" popover with CSV, PNG and SVG buttons; every file is made only when clicked.
+
+    The buttons are drawn only while the popover is open (opening it reruns the page or its section): each
+    button gets a new file id on every run, so closed menus made the browser redraw every panel's menu."""
+    menu = st.popover(t("panel.download"), icon=":material/download:", type="tertiary", key=f"{key}_download",
+                      on_change="rerun")
+    if not menu.open:
+        return
     files = (("panel.csv", "csv", functools.partial(csv_text, df), "text/csv", ":material/table:"),
              ("panel.png", "png", functools.partial(png_bytes, chart), "image/png", ":material/image:"),
              ("panel.svg", "svg", functools.partial(svg_text, chart), "image/svg+xml", ":material/draw:"))
-    with st.popover(t("panel.download"), icon=":material/download:", type="tertiary"):
+    with menu:
         for label_key, ext, make, mime, icon in files:
             st.download_button(t(label_key), make, file_name=f"{key}.{ext}", mime=mime, key=f"{key}_{ext}",
                                on_click="ignore", icon=icon)

@@ -53,7 +53,7 @@ def styled(df: pd.DataFrame, formats: Mapping[Any, str] | None = None, lang: str
     if missing:
         raise KeyError(f"formats for columns the table does not have: {sorted(map(str, missing))}")
     writers = {c: (lambda v, spec=formats.get(c): cell_text(v, spec, lang)) for c in df.columns}
-    return df.style.format(writers)
+    return df.style.format(writers).set_uuid("table")  # not pandas' random id: an unchanged table is not resent
 
 
 def dataframe(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
