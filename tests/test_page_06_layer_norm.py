@@ -308,3 +308,25 @@ def test_spanish_numbers_have_a_decimal_comma():
     annotated = 1 / (np.sqrt(2) + 1e-6)  # (1, −1): x̂₁ = 1 / (s + ε) with s = √2
     assert any(f"Con a = 1: annotated **{annotated:.4f}**".replace(".", ",") in m.value for m in at.markdown)
     assert t("ln.out_title", lang="es", gamma=1.5, sign="−", beta=0.25) == "y = 1,5 · x̂ − 0,25"
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_wiring_diagrams_are_drawn_on_the_server(lang):
+    """Pre-norm and post-norm as SVG from the server (no Graphviz layout in the browser): the chain of each wiring
+    top to bottom, the dashed residual path from x to +, in the reader's language, and a description that reads
+    the chain for a screen reader."""
+    import re
+    at = start(lang=lang, numbers=False)
+    assert_clean(at)
+    assert not at.get("graphviz_chart")
+    svgs = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<svg")]
+    assert len(svgs) == 2
+    sub, out = t("ln.dia_sublayer", lang=lang), t("ln.dia_out", lang=lang)
+    for svg, chain in zip(svgs, (["x", "LayerNorm", sub, "+", out], ["x", sub, "+", "LayerNorm", out])):
+        texts = re.findall(r"<text [^>]*>([^<]*)</text>", svg)
+        assert texts == chain + [t("ln.dia_residual", lang=lang)]  # node labels top to bottom, then the path's
+        rows = [float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor', svg)]
+        assert rows == sorted(rows) and len(set(rows)) == 5  # one node per row, in the wiring's order
+        assert svg.count('stroke-dasharray') == 1 and svg.count("<line ") == 4  # 4 solid arrows, 1 dashed path
+        description = t("ln.dia_alt", lang=lang, path=" → ".join(chain))
+        assert f'aria-label="{description}"' in svg and f"<title>{description}</title>" in svg
