@@ -330,3 +330,22 @@ def test_wiring_diagrams_are_drawn_on_the_server(lang):
         assert svg.count('stroke-dasharray') == 1 and svg.count("<line ") == 4  # 4 solid arrows, 1 dashed path
         description = t("ln.dia_alt", lang=lang, path=" → ".join(chain))
         assert f'aria-label="{description}"' in svg and f"<title>{description}</title>" in svg
+
+
+def test_gamma_and_beta_change_the_outputs_alone_and_a_constant_row_gives_beta():
+    """γ and β have a section of their own (beside the outputs): moving them changes y = γ x̂ + β and the note on a
+    row of equal values (its output is β everywhere), never the statistics, x̂ or the batch axis above and below."""
+    at = edit(start(), edited_rows={1: {"d1": 0.7, "d2": 0.7}})
+    before = tables(at)
+    at.slider(key="w_ln_gamma").set_value(1.5)
+    at.slider(key="w_ln_beta").set_value(0.5).run()
+    assert_clean(at)
+    got = tables(at)
+    for name in ("stats", "X", "centered", "norm_annotated", "norm_torch", "axis_layer", "axis_batch"):
+        np.testing.assert_array_equal(got[name].to_numpy(dtype=float), before[name].to_numpy(dtype=float))
+    x = X0.copy()
+    x[1] = 0.7
+    np.testing.assert_allclose(got["out_torch"].to_numpy(dtype=float), torch_reference(x, 1.5, 0.5)[1], atol=1e-9)
+    np.testing.assert_allclose(got["out_torch"].to_numpy(dtype=float)[1], [0.5, 0.5], atol=1e-9)  # β everywhere
+    note = next(i.value for i in at.info if "**t1**" in i.value)
+    assert "β = 0.5000" in note
