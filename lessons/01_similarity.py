@@ -1,8 +1,8 @@
 """Lesson 1: from similarity to attention, with no learned weights (CURRICULUM.md, lesson 1).
 
 X (n x d) -> S = X Xᵀ (n x n) -> A = softmax(S) row by row (n x n) -> C = A X (n x d), all by core.contextualize.
-The page's controls rerun only what they change (st.fragment): the table and d everything below the introduction,
-the √d toggle the matrices and what follows them, the word its own section.
+The page's controls rerun only what they change (st.fragment): the table and d rerun everything below the
+introduction, the √d toggle the matrices and what follows them, the word its own section.
 """
 import re
 

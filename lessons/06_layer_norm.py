@@ -106,7 +106,7 @@ def steps(tokens: list[str], X: np.ndarray, R: dict) -> None:
 
 @st.fragment
 def affine(tokens: list[str], X: np.ndarray) -> None:
-    """γ and β, each style's x̂ and γ x̂ + β side by side, and the strips; moving γ or β reruns this section only."""
+    """γ and β, then each style's x̂ and γ x̂ + β side by side, and the strips; γ and β rerun this section only."""
     views.affine_controls()
     gamma, beta = float(ss["ln_gamma"]), float(ss["ln_beta"])
     R = both_styles(X, gamma, beta, settings.device)  # the annotated style needs d >= 2 (its d - 1)
