@@ -174,7 +174,7 @@ def placement() -> None:
     for col, pre in zip(st.columns(2, gap="large"), (True, False)):
         with col:
             st.markdown(f"#### {t('ln.pre_title' if pre else 'ln.post_title')}")
-            st.html(views.wiring_svg(pre))
+            st.markdown(views.wiring_svg(pre), unsafe_allow_html=True)  # SVG (ui/diagram.py)
             st.caption(t("ln.pre_caption" if pre else "ln.post_caption"))
     prose(t("ln.experiment_text"))
 

@@ -312,24 +312,28 @@ def test_spanish_numbers_have_a_decimal_comma():
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_wiring_diagrams_are_drawn_on_the_server(lang):
-    """Pre-norm and post-norm as SVG from the server (no Graphviz layout in the browser): the chain of each wiring
-    top to bottom, the dashed residual path from x to +, in the reader's language, and a description that reads
-    the chain for a screen reader."""
+    """Pre-norm and post-norm as SVG from the server (ui/diagram.py; no Graphviz layout in the browser): the chain
+    of each wiring top to bottom, one dashed residual path into the ⊕, in the reader's language, titled and
+    described for a screen reader."""
     import re
     at = start(lang=lang, numbers=False)
     assert_clean(at)
     assert not at.get("graphviz_chart")
-    svgs = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<svg")]
+    svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
     assert len(svgs) == 2
     sub, out = t("ln.dia_sublayer", lang=lang), t("ln.dia_out", lang=lang)
-    for svg, chain in zip(svgs, (["x", "LayerNorm", sub, "+", out], ["x", sub, "+", "LayerNorm", out])):
-        texts = re.findall(r"<text [^>]*>([^<]*)</text>", svg)
-        assert texts == chain + [t("ln.dia_residual", lang=lang)]  # node labels top to bottom, then the path's
-        rows = [float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor', svg)]
-        assert rows == sorted(rows) and len(set(rows)) == 5  # one node per row, in the wiring's order
-        assert svg.count('stroke-dasharray') == 1 and svg.count("<line ") == 4  # 4 solid arrows, 1 dashed path
-        description = t("ln.dia_alt", lang=lang, path=" → ".join(chain))
-        assert f'aria-label="{description}"' in svg and f"<title>{description}</title>" in svg
+    for svg, pre, chain in zip(svgs, (True, False), (["x", "LayerNorm", sub, "+", out], ["x", sub, "+", "LayerNorm",
+                                                                                      out])):
+        boxes = re.findall(r'<tspan x="[\d.]+" y="([\d.]+)">([^<]*)</tspan>', svg)
+        assert [label for _, label in boxes] == [c for c in chain if c != "+"]  # the boxes' labels, in order
+        assert [float(y) for y, _ in boxes] == sorted(float(y) for y, _ in boxes)  # top to bottom
+        adds = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)" r="9"', svg)  # the ⊕, between its neighbours
+        above, below = (float(boxes[chain.index("+") + k][0]) for k in (-1, 0))
+        assert len(adds) == 1 and above < float(adds[0]) < below
+        assert svg.count("stroke-dasharray") == 1  # the one residual path
+        title = t("ln.pre_title" if pre else "ln.post_title", lang=lang)
+        assert f">{title}</title>" in svg
+        assert f">{t('ln.dia_alt', lang=lang, path=' → '.join(chain))}</desc>" in svg
 
 
 def test_gamma_and_beta_change_the_outputs_alone_and_a_constant_row_gives_beta():

@@ -1,9 +1,6 @@
 """Lesson 6's presentation machinery (lessons/06_layer_norm.py): the editable example and its controls, one
-token's calculation in LaTeX, the number tables, the pair's table, the pre/post-norm diagram (an SVG drawn here: a
-Graphviz diagram would be laid out in the browser, about a second of its CPU) and the cached gradient profile with its
-chart."""
-import html
-
+token's calculation in LaTeX, the number tables, the pair's table, the pre/post-norm diagram (SVG drawn on the server
+by ui/diagram.py, not laid out in the browser) and the cached gradient profile with its chart."""
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -12,6 +9,7 @@ import streamlit as st
 from core.lab.gradients import gradient_norms_at_init
 from core.norm import DEFAULT_EPS, STYLES
 from ui import charts, links, panels, tables
+from ui.diagram import Branch, Column, Node, layout, render
 from ui.i18n import number, t
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
@@ -106,48 +104,18 @@ def pair_table(P: dict[str, dict[str, np.ndarray]]) -> None:
                          columns=[t("ln.col_mean"), t("ln.col_denominator"), "x̂₁", "x̂₂"]), "ln_pair_table")
 
 
-NODE_H, GAP, FONT = 34, 26, 14  # the wiring diagram: box height, space between nodes, label size (px)
-FILL = {"ln": "#E69F00", "sub": "#56B4E9", "add": "#FFFFFF"}  # Okabe-Ito orange and sky blue, as in lesson 8
-
-
-def _text_width(text: str, size: int) -> int:
-    """About how wide `text` is in a sans-serif font of `size` px (no font metrics on the server)."""
-    return int(len(text) * size * 0.56) + 1
-
-
 def wiring_svg(pre: bool) -> str:
-    """The residual sub-layer as an SVG drawn here (no layout in the browser): x -> LN -> sublayer -> + -> output
-    (pre-norm) or x -> sublayer -> + -> LN -> output (post-norm), and the dashed residual path from x to +."""
-    labels = {"x": "x", "ln": "LayerNorm", "sub": t("ln.dia_sublayer"), "add": "+", "y": t("ln.dia_out")}
-    chain = ["x", "ln", "sub", "add", "y"] if pre else ["x", "sub", "add", "ln", "y"]
-    box = max(_text_width(labels[k], FONT) for k in ("ln", "sub")) + 28  # every box as wide as the widest
-    cx, skip = 8 + box // 2, 8 + box + 26  # the chain's centre line; the residual path's x
-    ys = {name: 14 + i * (NODE_H + GAP) + NODE_H // 2 for i, name in enumerate(chain)}  # each node's centre
-    width, height = skip + 14 + _text_width(t("ln.dia_residual"), 12), ys["y"] + NODE_H // 2 + 6
-    parts = ['<defs><marker id="ln-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
-             'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#1A1A1A"/></marker></defs>']
-    for name in chain:
-        y, label = ys[name], html.escape(labels[name])
-        if name in ("ln", "sub"):
-            parts.append(f'<rect x="{cx - box // 2}" y="{y - NODE_H // 2}" width="{box}" height="{NODE_H}" rx="8" '
-                         f'fill="{FILL[name]}" stroke="#1A1A1A"/>')
-        elif name == "add":
-            parts.append(f'<circle cx="{cx}" cy="{y}" r="{NODE_H // 2}" fill="{FILL[name]}" stroke="#1A1A1A"/>')
-        parts.append(f'<text x="{cx}" y="{y}" text-anchor="middle" dominant-baseline="central">{label}</text>')
-    for upper, lower in zip(chain, chain[1:]):  # solid arrows down the chain, from edge to edge
-        parts.append(f'<line x1="{cx}" y1="{ys[upper] + NODE_H // 2}" x2="{cx}" y2="{ys[lower] - NODE_H // 2}" '
-                     'stroke="#1A1A1A" stroke-width="1.5" marker-end="url(#ln-arrow)"/>')
-    top, bottom = ys["x"], ys["add"]
-    parts.append(f'<path d="M{cx + 12},{top} H{skip} V{bottom} H{cx + NODE_H // 2}" fill="none" stroke="#1A1A1A" '
-                 'stroke-width="1.5" stroke-dasharray="6 4" marker-end="url(#ln-arrow)"/>')
-    parts.append(f'<text x="{skip + 6}" y="{(top + bottom) // 2}" font-size="12" dominant-baseline="central">'
-                 f'{html.escape(t("ln.dia_residual"))}</text>')
-    path = " → ".join(labels[name] for name in chain)
-    description = html.escape(t("ln.dia_alt", path=path), quote=True)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{description}" width="{width}" '
-            f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
-            f'font-family="sans-serif" font-size="{FONT}" fill="#1A1A1A"><title>{description}</title>'
-            + "".join(parts) + "</svg>")
+    """The residual sub-layer as SVG drawn on the server (ui/diagram.py): x -> LayerNorm -> sub-layer -> ⊕ -> output
+    (pre-norm) or x -> sub-layer -> ⊕ -> LayerNorm -> output (post-norm), the dashed residual path from x to the ⊕.
+    Show it with st.markdown(..., unsafe_allow_html=True)."""
+    x, out = Node(("x",)), Node((t("ln.dia_out"),))
+    norm = Node(("LayerNorm",), charts.PALETTE["highlight"])  # the lesson's subject, in colour
+    sub, add = Node((t("ln.dia_sublayer"),), charts.PALETTE["input"]), Node(kind="add")
+    chain = [x, Branch(add), norm, sub, add, out] if pre else [x, Branch(add), sub, add, norm, out]
+    column = Column(chain, lane="right")
+    path = " → ".join("+" if node is add else node.lines[0] for node in column.nodes())
+    return render([column], [], layout([column]), title=t("ln.pre_title" if pre else "ln.post_title"),
+                  description=t("ln.dia_alt", path=path), name="ln-pre" if pre else "ln-post")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
