@@ -1,6 +1,8 @@
 """Lesson 1: from similarity to attention, with no learned weights (CURRICULUM.md, lesson 1).
 
 X (n x d) -> S = X Xᵀ (n x n) -> A = softmax(S) row by row (n x n) -> C = A X (n x d), all by core.contextualize.
+The page's controls rerun only what they change (st.fragment): the table and d rerun everything below the
+introduction, the √d toggle the matrices and what follows them, the word its own section.
 """
 import re
 
@@ -70,13 +72,12 @@ def intro() -> None:
 
 
 def vectors() -> panels.EditedMatrix:
-    """The word vectors to edit, with d, the √d toggle and Reset; returns the edited table."""
+    """The word vectors to edit, with d and Reset; returns the edited table."""
     st.subheader(t("sim.vectors_header"))
     editor_col, controls_col = st.columns([3, 2], gap="large")
     with controls_col:
         links.control(st.number_input, t("sim.dims"), min_value=1, max_value=MAX_DIMS, step=1,
                       help=t("sim.dims_help"), width=260, setting="sim_dims")
-        links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
         st.button(t("sim.reset"), on_click=reset, icon=":material/restart_alt:")
         st.caption(t("sim.editor_help", max=MAX_WORDS, bound=BOUND))
     with editor_col:
@@ -93,9 +94,6 @@ def matrices(X: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, words: 
              dim_labels: list[str]) -> None:
     """X, S, A and C side by side (two by two while they are small)."""
     n, d = X.shape
-    if ss["sim_scale"]:
-        st.info(t("sim.scale_on", d=d, root=float(np.sqrt(d))), icon=":material/school:")
-    st.subheader(t("sim.matrices_header"))
     wide = max(n, d) > 6  # big matrices get the full width, one under the other; small ones two by two
     slots = [st.container() for _ in range(4)] if wide else [*st.columns(2, gap="large"), *st.columns(2, gap="large")]
     row_error = float(np.abs(A.sum(axis=1) - 1).max())
@@ -146,6 +144,28 @@ def notice(A: np.ndarray, words: list[str]) -> None:
     st.markdown(t("sim.notice_roles"))
 
 
+@st.fragment
+def workbench() -> None:
+    """The table and d, then everything computed from them; a change reruns this (not the introduction)."""
+    edited = vectors()
+    scaled(edited.values, edited.labels)  # (n, d) float64: the last valid table
+
+
+@st.fragment
+def scaled(values: np.ndarray, words: list[str]) -> None:
+    """The √d toggle, the four matrices and what follows from them; the toggle reruns this section only."""
+    st.subheader(t("sim.matrices_header"))
+    links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
+    X, S, A, C = compute(values, bool(ss["sim_scale"]), settings.device)
+    if ss["sim_scale"]:
+        st.info(t("sim.scale_on", d=X.shape[1], root=float(np.sqrt(X.shape[1]))), icon=":material/school:")
+    dim_labels = [t("sim.dim_short", k=k) for k in range(X.shape[1])]  # from 0, like every lesson
+    matrices(X, S, A, C, words, dim_labels)
+    one_word(X, A, C, words, dim_labels)
+    panels.show_code(core.similarity, core.softmax, core.contextualize)
+    notice(A, words)
+
+
 settings = state.settings()
 ss = st.session_state
 ss.setdefault("sim_dims", 3)
@@ -153,11 +173,4 @@ ss.setdefault("sim_scale", False)
 ss.setdefault("sim_word", 0)
 
 intro()
-edited = vectors()
-words = edited.labels
-X, S, A, C = compute(edited.values, bool(ss["sim_scale"]), settings.device)
-dim_labels = [t("sim.dim_short", k=k) for k in range(X.shape[1])]  # from 0, like every lesson
-matrices(X, S, A, C, words, dim_labels)
-one_word(X, A, C, words, dim_labels)
-panels.show_code(core.similarity, core.softmax, core.contextualize)
-notice(A, words)
+workbench()

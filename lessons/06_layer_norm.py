@@ -2,6 +2,7 @@
 
 X (n x d) -> per token mean and std -> (x - mean) / (std + eps) [annotated] or (x - mean) / sqrt(var + eps)
 [torch] -> gamma * normalized + beta, all by core.LayerNorm, read through its hook points (core.hooks.trace).
+γ and β sit with the outputs they change, in a section of their own (`affine`: moving them reruns it alone).
 Then the axis of batch normalization, and pre-norm vs post-norm (core.lab.gradients.gradient_norms_at_init).
 The editor's controls, the LaTeX, tables, diagram and chart that are not the story live in ui/norm_views.py.
 """
@@ -41,7 +42,7 @@ def intro() -> None:
 
 
 def inputs() -> tuple[list[str], np.ndarray]:
-    """The tokens' vectors (an editable table) beside d, γ and β; a change reruns the whole lesson.
+    """The tokens' vectors (an editable table) beside d; a change reruns the whole lesson (γ and β act in `affine`).
     Returns the token labels and X (n, d)."""
     st.subheader(t("ln.input_header"))
     editor_col, controls_col = st.columns([3, 2], gap="large")
@@ -55,10 +56,14 @@ def inputs() -> tuple[list[str], np.ndarray]:
     return edited.labels, edited.values
 
 
-def special_inputs(tokens: list[str], X: np.ndarray, beta: float) -> None:
-    """What one dimension, or a row of equal values, does to the normalization."""
+def one_dimension(X: np.ndarray) -> None:
+    """What one dimension does to the normalization."""
     if X.shape[1] == 1:
         st.info(t("ln.one_dim"), icon=":material/info:")
+
+
+def constant_inputs(tokens: list[str], X: np.ndarray, beta: float) -> None:
+    """What a row of equal values does to the normalization (its output is β)."""
     flat = [md_escape(tokens[i]) for i in constant_rows(X)]
     if flat:
         st.info(t("ln.constant_rows", tokens=", ".join(f"**{w}**" for w in flat), beta=beta,
@@ -87,8 +92,8 @@ def one_token(tokens: list[str], X: np.ndarray, R: dict) -> None:
     st.latex(views.token_latex(X, R, pick))
 
 
-def steps(tokens: list[str], X: np.ndarray, R: dict, gamma: float, beta: float) -> None:
-    """X, X minus its mean, then each style's x̂ and γ x̂ + β side by side."""
+def steps(tokens: list[str], X: np.ndarray, R: dict) -> None:
+    """X and X minus its mean (γ and β act in `affine`, below)."""
     st.subheader(t("ln.steps_header"))
     dims = [f"d{k}" for k in range(X.shape[1])]
     left, right = st.columns(2, gap="large")
@@ -97,6 +102,16 @@ def steps(tokens: list[str], X: np.ndarray, R: dict, gamma: float, beta: float) 
     with right:
         panels.matrix_panel(X - R["torch"]["mean"], title=t("ln.centered_title"), key="ln_centered",
                             row_labels=tokens, col_labels=dims, caption=t("ln.centered_caption"), max_width=300)
+
+
+@st.fragment
+def affine(tokens: list[str], X: np.ndarray) -> None:
+    """γ and β, then each style's x̂ and γ x̂ + β side by side, and the strips; γ and β rerun this section only."""
+    views.affine_controls()
+    gamma, beta = float(ss["ln_gamma"]), float(ss["ln_beta"])
+    R = both_styles(X, gamma, beta, settings.device)  # the annotated style needs d >= 2 (its d - 1)
+    constant_inputs(tokens, X, beta)
+    dims = [f"d{k}" for k in range(X.shape[1])]
     out_title = t("ln.out_title", gamma=gamma, sign="+" if beta >= 0 else "−", beta=abs(beta))
     for style, col in zip(STYLES, st.columns(2, gap="large")):
         with col:
@@ -109,6 +124,7 @@ def steps(tokens: list[str], X: np.ndarray, R: dict, gamma: float, beta: float) 
                                 max_width=300)
             panels.matrix_panel(R[style]["out"], title=out_title, key=f"ln_out_{style}", row_labels=tokens,
                                 col_labels=dims, caption=t("ln.out_caption"), max_width=300)
+    pictures(tokens, X, R)
 
 
 def pictures(tokens: list[str], X: np.ndarray, R: dict) -> None:
@@ -158,7 +174,7 @@ def placement() -> None:
     for col, pre in zip(st.columns(2, gap="large"), (True, False)):
         with col:
             st.markdown(f"#### {t('ln.pre_title' if pre else 'ln.post_title')}")
-            st.graphviz_chart(views.wiring_dot(pre), width="content")
+            st.markdown(views.wiring_svg(pre), unsafe_allow_html=True)  # SVG (ui/diagram.py)
             st.caption(t("ln.pre_caption" if pre else "ln.post_caption"))
     prose(t("ln.experiment_text"))
 
@@ -200,13 +216,12 @@ for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pa
 
 intro()
 tokens, X = inputs()
-gamma, beta = float(ss["ln_gamma"]), float(ss["ln_beta"])
-R = both_styles(X, gamma, beta, settings.device)  # the annotated style needs d >= 2 (its d - 1)
-special_inputs(tokens, X, beta)
+R = both_styles(X, 1.0, 0.0, settings.device)  # μ, the deviations and x̂ (γ and β act in `affine` alone)
+one_dimension(X)
 statistics(tokens, X, R)
 one_token(tokens, X, R)
-steps(tokens, X, R, gamma, beta)
-pictures(tokens, X, R)
+steps(tokens, X, R)
+affine(tokens, X)
 pair()
 batch_axis(tokens, X, R)
 placement()

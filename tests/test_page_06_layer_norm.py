@@ -308,3 +308,48 @@ def test_spanish_numbers_have_a_decimal_comma():
     annotated = 1 / (np.sqrt(2) + 1e-6)  # (1, −1): x̂₁ = 1 / (s + ε) with s = √2
     assert any(f"Con a = 1: annotated **{annotated:.4f}**".replace(".", ",") in m.value for m in at.markdown)
     assert t("ln.out_title", lang="es", gamma=1.5, sign="−", beta=0.25) == "y = 1,5 · x̂ − 0,25"
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_wiring_diagrams_are_drawn_on_the_server(lang):
+    """Pre-norm and post-norm as SVG from the server (ui/diagram.py; no Graphviz layout in the browser): the chain
+    of each wiring top to bottom, one dashed residual path into the ⊕, in the reader's language, titled and
+    described for a screen reader."""
+    import re
+    at = start(lang=lang, numbers=False)
+    assert_clean(at)
+    assert not at.get("graphviz_chart")
+    svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
+    assert len(svgs) == 2
+    sub, out = t("ln.dia_sublayer", lang=lang), t("ln.dia_out", lang=lang)
+    for svg, pre, chain in zip(svgs, (True, False), (["x", "LayerNorm", sub, "+", out], ["x", sub, "+", "LayerNorm",
+                                                                                      out])):
+        boxes = re.findall(r'<tspan x="[\d.]+" y="([\d.]+)">([^<]*)</tspan>', svg)
+        assert [label for _, label in boxes] == [c for c in chain if c != "+"]  # the boxes' labels, in order
+        assert [float(y) for y, _ in boxes] == sorted(float(y) for y, _ in boxes)  # top to bottom
+        adds = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)" r="9"', svg)  # the ⊕, between its neighbours
+        above, below = (float(boxes[chain.index("+") + k][0]) for k in (-1, 0))
+        assert len(adds) == 1 and above < float(adds[0]) < below
+        assert svg.count("stroke-dasharray") == 1  # the one residual path
+        title = t("ln.pre_title" if pre else "ln.post_title", lang=lang)
+        assert f">{title}</title>" in svg
+        assert f">{t('ln.dia_alt', lang=lang, path=' → '.join(chain))}</desc>" in svg
+
+
+def test_gamma_and_beta_change_the_outputs_alone_and_a_constant_row_gives_beta():
+    """γ and β have a section of their own (beside the outputs): moving them changes y = γ x̂ + β and the note on a
+    row of equal values (its output is β everywhere), never the statistics, x̂ or the batch axis above and below."""
+    at = edit(start(), edited_rows={1: {"d1": 0.7, "d2": 0.7}})
+    before = tables(at)
+    at.slider(key="w_ln_gamma").set_value(1.5)
+    at.slider(key="w_ln_beta").set_value(0.5).run()
+    assert_clean(at)
+    got = tables(at)
+    for name in ("stats", "X", "centered", "norm_annotated", "norm_torch", "axis_layer", "axis_batch"):
+        np.testing.assert_array_equal(got[name].to_numpy(dtype=float), before[name].to_numpy(dtype=float))
+    x = X0.copy()
+    x[1] = 0.7
+    np.testing.assert_allclose(got["out_torch"].to_numpy(dtype=float), torch_reference(x, 1.5, 0.5)[1], atol=1e-9)
+    np.testing.assert_allclose(got["out_torch"].to_numpy(dtype=float)[1], [0.5, 0.5], atol=1e-9)  # β everywhere
+    note = next(i.value for i in at.info if "**t1**" in i.value)
+    assert "β = 0.5000" in note

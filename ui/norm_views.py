@@ -1,6 +1,6 @@
 """Lesson 6's presentation machinery (lessons/06_layer_norm.py): the editable example and its controls, one
-token's calculation in LaTeX, the number tables, the pair's table, the pre/post-norm diagram in Graphviz DOT, and
-the cached gradient profile with its chart."""
+token's calculation in LaTeX, the number tables, the pair's table, the pre/post-norm diagram (SVG drawn on the server
+by ui/diagram.py, not laid out in the browser) and the cached gradient profile with its chart."""
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -9,6 +9,7 @@ import streamlit as st
 from core.lab.gradients import gradient_norms_at_init
 from core.norm import DEFAULT_EPS, STYLES
 from ui import charts, links, panels, tables
+from ui.diagram import Branch, Column, Node, layout, render
 from ui.i18n import number, t
 
 TOKENS = ("t0", "t1", "t2")  # the source tokens [2, 2, 1] at positions 0, 1, 2
@@ -36,13 +37,20 @@ def reset() -> None:
 
 
 def input_controls() -> None:
-    """d, γ and β, the reset button and what the table accepts."""
+    """d, the reset button (d, γ, β and the table) and what the table accepts."""
     links.control(st.number_input, t("ln.dims"), min_value=1, max_value=MAX_DIMS, step=1, help=t("ln.dims_help"),
                   width=260, setting="ln_dims")
-    links.control(st.slider, t("ln.gamma"), -2.0, 3.0, step=0.05, help=t("ln.gamma_help"), setting="ln_gamma")
-    links.control(st.slider, t("ln.beta"), -2.0, 2.0, step=0.05, help=t("ln.gamma_help"), setting="ln_beta")
     st.button(t("ln.reset"), on_click=reset, icon=":material/restart_alt:")
     st.caption(t("ln.editor_help", max=MAX_TOKENS, bound=BOUND))
+
+
+def affine_controls() -> None:
+    """γ and β side by side, above the outputs they change."""
+    gamma_col, beta_col = st.columns(2, gap="large")
+    with gamma_col:
+        links.control(st.slider, t("ln.gamma"), -2.0, 3.0, step=0.05, help=t("ln.gamma_help"), setting="ln_gamma")
+    with beta_col:
+        links.control(st.slider, t("ln.beta"), -2.0, 2.0, step=0.05, help=t("ln.gamma_help"), setting="ln_beta")
 
 
 def editor(dims: int) -> panels.EditedMatrix:
@@ -96,17 +104,18 @@ def pair_table(P: dict[str, dict[str, np.ndarray]]) -> None:
                          columns=[t("ln.col_mean"), t("ln.col_denominator"), "x̂₁", "x̂₂"]), "ln_pair_table")
 
 
-def wiring_dot(pre: bool) -> str:
-    """The residual sub-layer as a graphviz diagram: x -> LN -> sublayer -> + (pre) or x -> sublayer -> + -> LN."""
-    norm = '[label="LayerNorm", fillcolor="#E69F00"]'
-    sub = f'[label="{t("ln.dia_sublayer")}", fillcolor="#56B4E9"]'
-    chain = "x -> ln -> sub -> add -> y" if pre else "x -> sub -> add -> ln -> y"
-    skip = 'x -> add [style=dashed, label="  ' + t("ln.dia_residual") + '"]'
-    return (f'digraph {{ rankdir=TB; nodesep=0.6; ranksep=0.3; bgcolor="transparent"; '
-            f'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=14, fillcolor="white"]; '
-            f'edge [fontname="sans-serif", fontsize=12]; '
-            f'x [label="x", shape=plaintext, style=""]; y [label="{t("ln.dia_out")}", shape=plaintext, style=""]; '
-            f'ln {norm}; sub {sub}; add [label="+", shape=circle, fillcolor="white"]; {chain}; {skip}; }}')
+def wiring_svg(pre: bool) -> str:
+    """The residual sub-layer as SVG drawn on the server (ui/diagram.py): x -> LayerNorm -> sub-layer -> ⊕ -> output
+    (pre-norm) or x -> sub-layer -> ⊕ -> LayerNorm -> output (post-norm), the dashed residual path from x to the ⊕.
+    Show it with st.markdown(..., unsafe_allow_html=True)."""
+    x, out = Node(("x",)), Node((t("ln.dia_out"),))
+    norm = Node(("LayerNorm",), charts.PALETTE["highlight"])  # the lesson's subject, in colour
+    sub, add = Node((t("ln.dia_sublayer"),), charts.PALETTE["input"]), Node(kind="add")
+    chain = [x, Branch(add), norm, sub, add, out] if pre else [x, Branch(add), sub, add, norm, out]
+    column = Column(chain, lane="right")
+    path = " → ".join("+" if node is add else node.lines[0] for node in column.nodes())
+    return render([column], [], layout([column]), title=t("ln.pre_title" if pre else "ln.post_title"),
+                  description=t("ln.dia_alt", path=path), name="ln-pre" if pre else "ln-post")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
