@@ -65,8 +65,16 @@ def steps_help() -> str:
     return t("ft.steps_help", batch=ft.RunConfig().batch_size, en_tokens=tokens["en"], es_tokens=tokens["es"])
 
 
-def runs_section() -> None:
-    """The settings of the three runs, Start / Stop / Reset, and the live results."""
+def drawn() -> tuple:
+    """What the lesson outside the runs section shows that the section's controls can change: whether it is
+    training (the language radio is locked) and which finished runs the analysis below is about."""
+    return ss["ft_running"], tuple(run_keys()) if trained_runs() else None
+
+
+@st.fragment
+def runs_section(outside: tuple) -> None:
+    """The settings of the three runs, Start / Stop / Reset, and the live results. A fragment: its sliders
+    rerun this section alone, unless the rest of the lesson (`outside`, see `drawn`) must follow."""
     st.subheader(t("ft.runs_header"))
     prose(t("ft.runs_text"))
     running = ss["ft_running"]
@@ -87,6 +95,8 @@ def runs_section() -> None:
     buttons[1].button(t("ft.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="ft_stop")
     buttons[2].button(t("ft.reset"), on_click=reset, icon=":material/restart_alt:",
                       disabled=running or not ss["ft_runs"], key="ft_reset")
+    if drawn() != outside:
+        st.rerun()  # started, stopped, or the finished runs changed: the whole lesson follows
     if ss.get("ft_refused"):
         st.warning(t(ss["ft_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
@@ -178,7 +188,7 @@ start_session()
 
 intro()
 data_section()
-runs_section()
+runs_section(drawn())
 finished = trained_runs()
 if finished:
     heads_section(finished["finetune"])
