@@ -9,15 +9,14 @@ vectors before and after in 2-D (PCA). The shared MiniLM is only read, under its
 import contextlib
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core import to_numpy
 from core.lab import finetune as ft
 from core.lab import finetune_data as fd
 from ui import limits, links, panels, scenes, state, tables
-from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, pct, points_frame,
-                         results_table, top_heads, verdict_text)
+from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, examples_table, pct,
+                         points_frame, results_table, top_heads, verdict_text)
 from ui.finetune_runs import (MAX_SECONDS, MAX_STEPS, STEP_GRID, reset, run_keys, start, start_session, steps_done,
                               stop, train_chunk, trained_runs)
 from ui.i18n import t
@@ -54,7 +53,7 @@ def data_section() -> None:
             unseen=pct(fd.unseen_share(tokenizer, train, heldout))))
     sample = {t(f"ft.topic_{name}"): [s for s, y in zip(train.texts, train.labels) if y == c][:3]
               for c, name in enumerate(fd.TOPICS)}
-    st.dataframe(pd.DataFrame(sample), hide_index=True, key="ft_examples")
+    st.markdown(examples_table(sample))
     prose(t("ft.spanish_text"))
 
 
