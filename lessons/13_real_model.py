@@ -84,7 +84,7 @@ def token_table(R: dict) -> None:
 
 
 def model_view(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns the lesson (the head view follows it).
+    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns `attention_views` (the head view follows it).
     Returns the weights (L, h, m, m) and labels shown."""
     st.subheader(t("real.model_view_header"))
     prose(t("real.model_view_text"))
@@ -139,6 +139,16 @@ def head_view(shown_w: np.ndarray, shown_labels: list[str]) -> None:
                                      top_k=top_k, head_title=t("real.col_head"),
                                      text=charts.ChartText(t("real.query"), t("real.key"), t("real.weight"))),
                     width="content")
+
+
+@st.fragment
+def attention_views(R: dict, labels: list[str], special: np.ndarray) -> None:
+    """The model view, where attention goes, the head patterns and the head view: the hide toggle reruns these
+    sections only."""
+    shown_w, shown_labels = model_view(R, labels, special)
+    special_share(R)
+    patterns(R)
+    head_view(shown_w, shown_labels)
 
 
 @st.fragment
@@ -214,10 +224,7 @@ R = views.analyse(*inputs())
 labels = charts.unique_labels(R["tokens"])
 special = np.array([tok in pretrained.SPECIAL_TOKENS for tok in R["tokens"]])
 token_table(R)
-shown_w, shown_labels = model_view(R, labels, special)
-special_share(R)
-patterns(R)
-head_view(shown_w, shown_labels)
+attention_views(R, labels, special)
 one_head(R, labels)
 sentence_similarity()
 closing()
