@@ -169,9 +169,10 @@ def pca_section(runs: dict[str, ft.FineTuneRun]) -> None:
                                            y_title=t("ft.pc", n=2, share=pct(share[1])), order=order),
                          width="content")
     st.caption(t("ft.pca_caption"))
-    if settings.show_numbers:
-        st.markdown(f"##### {t('ft.numbers_pca')}")
-        tables.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
+    with st.container():  # the numbers in their own block: the sections below keep their place (no redraw)
+        if settings.show_numbers:
+            st.markdown(f"##### {t('ft.numbers_pca')}")
+            tables.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
 
 
 def notice() -> None:
