@@ -15,7 +15,7 @@ from ui import limits, links, models, panels, parts, scenes, state
 from ui.presentation import prose
 from ui.i18n import number, t
 from ui.training import CHUNK_SECONDS, Run
-from ui.training_page import (load_preset, parameter_count, reset, start, start_session, step_work, stop,
+from ui.training_page import (drawn, load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
 from ui.training_tools import (CHART_WIDTH, attention_section, curve_charts, errors_section, snapshots_section,
                                try_model, vocabulary_section)
@@ -73,8 +73,11 @@ def schedule_controls() -> None:
         st.warning(t("train.too_heavy", times=step_work(spec) / limits.MAX_STEP_WORK), icon=":material/speed:")
 
 
-def setup() -> None:
-    """Task, model and schedule in three columns; the buttons that start, stop, reset or load a run."""
+@st.fragment
+def setup(outside: tuple) -> None:
+    """Task, model and schedule in three columns; the buttons that start, stop, reset or load a run. A fragment:
+    a setting reruns this section alone (a run is built from them at Start); the buttons and an upload rerun the
+    whole lesson (`outside`: `drawn`, ui/training_page.py)."""
     st.subheader(t("train.setup_header"))
     task_col, model_col, train_col = st.columns(3, gap="large")
     with task_col:
@@ -84,6 +87,8 @@ def setup() -> None:
     with train_col:
         schedule_controls()
     run_buttons(ss.get(models.RUN_KEY))
+    if drawn(models.RUN_KEY) != outside:
+        st.rerun()  # a run started, stopped, was reset or loaded: the live section and the tools follow
 
 
 def run_buttons(run: Run | None) -> None:
@@ -242,7 +247,7 @@ settings = state.settings()
 start_session()
 
 intro()
-setup()
+setup(drawn(models.RUN_KEY))
 training()
 if (run := ss.get(models.RUN_KEY)) is not None:
     inspect(run)

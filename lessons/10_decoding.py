@@ -94,12 +94,13 @@ def toy() -> None:
          value_title=t("dec.col_draws"), ghost_title=t("dec.col_expected"))
     with right:
         prose(t("dec.draws_text", n=n_draws))
-    if settings.show_numbers:
-        table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {number(T, 'g')}": P["temp"],
-                            f"top-k (k = {k})": P["topk"], f"top-p (p = {number(p, 'g')})": P["topp"],
-                            t("dec.col_all"): P["all"], t("dec.col_draws"): counts,
-                            t("dec.col_expected"): n_draws * P["all"]},
-                           index=charts.unique_labels(labels)), "dec_toy_numbers")
+    with st.container():  # the numbers come and go in their own block: the code below keeps its place (no redraw)
+        if settings.show_numbers:
+            table(pd.DataFrame({t("dec.logit"): z.numpy(), "softmax(z)": P["model"], f"T = {number(T, 'g')}": P["temp"],
+                                f"top-k (k = {k})": P["topk"], f"top-p (p = {number(p, 'g')})": P["topp"],
+                                t("dec.col_all"): P["all"], t("dec.col_draws"): counts,
+                                t("dec.col_expected"): n_draws * P["all"]},
+                               index=charts.unique_labels(labels)), "dec_toy_numbers")
     panels.show_code(*TOY_CODE)
 
 def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
@@ -130,9 +131,10 @@ def compare(runs: dict, task, expected: str, strategy: dict, seed: int) -> None:
                    icon=":material/account_tree:")
     else:
         st.info(t("dec.beam_ties"), icon=":material/account_tree:")
-    if settings.show_numbers:
-        table(pd.DataFrame({t("dec.col_output"): list(sampled_texts),
-                            t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
+    with st.container():  # the numbers in their own block: the steps below keep their place (no redraw)
+        if settings.show_numbers:
+            table(pd.DataFrame({t("dec.col_output"): list(sampled_texts),
+                                t("dec.col_count"): list(sampled_texts.values())}), "dec_samples")
 
 
 @st.fragment

@@ -84,7 +84,7 @@ def token_table(R: dict) -> None:
 
 
 def model_view(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns the lesson (the head view follows it).
+    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns `attention_views` (the head view follows it).
     Returns the weights (L, h, m, m) and labels shown."""
     st.subheader(t("real.model_view_header"))
     prose(t("real.model_view_text"))
@@ -104,9 +104,10 @@ def special_share(R: dict) -> None:
     """How much of each head's attention goes to [CLS] and [SEP]."""
     st.subheader(t("real.special_header"))
     prose(t("real.special_text"))
-    panels.matrix_panel(R["patterns"]["special"], title=t("real.special_title"), key="real_special",  # (L, h)
-                        row_labels=layer_names, col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)],
-                        scale="weights", max_width=700)
+    with st.container():  # its numbers table comes and goes: the sections below keep their places (no redraw)
+        panels.matrix_panel(R["patterns"]["special"], title=t("real.special_title"), key="real_special",  # (L, h)
+                            row_labels=layer_names, col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)],
+                            scale="weights", max_width=700)
 
 
 def patterns(R: dict) -> None:
@@ -141,6 +142,16 @@ def head_view(shown_w: np.ndarray, shown_labels: list[str]) -> None:
 
 
 @st.fragment
+def attention_views(R: dict, labels: list[str], special: np.ndarray) -> None:
+    """The model view, where attention goes, the head patterns and the head view: the hide toggle reruns these
+    sections only."""
+    shown_w, shown_labels = model_view(R, labels, special)
+    special_share(R)
+    patterns(R)
+    head_view(shown_w, shown_labels)
+
+
+@st.fragment
 def one_head(R: dict, labels: list[str]) -> None:
     """One head's Q, K, scores and weights; picking the layer or head reruns this section only."""
     st.subheader(t("real.one_head_header"))
@@ -156,9 +167,11 @@ def one_head(R: dict, labels: list[str]) -> None:
     q, k, scores, weights = (R[name][li, hi] for name in ("q", "k", "scores", "weights"))  # (n, d_k) or (n, n)
     views.qk_panels(q, k, labels, li + 1, hi + 1)
     recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
-    panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels, col_labels=labels,
-                        scale="scores", caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
-                                  error=float(np.abs(recomputed - scores).max())))
+    with st.container():  # its numbers table comes and goes: the weights below keep their place (no redraw)
+        panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels,
+                            col_labels=labels, scale="scores",
+                            caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
+                                      error=float(np.abs(recomputed - scores).max())))
     panels.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", row_labels=labels,
                         col_labels=labels, scale="weights",
                         caption=t("real.weights_caption", error=float(np.abs(weights.sum(axis=1) - 1).max())))
@@ -211,10 +224,7 @@ R = views.analyse(*inputs())
 labels = charts.unique_labels(R["tokens"])
 special = np.array([tok in pretrained.SPECIAL_TOKENS for tok in R["tokens"]])
 token_table(R)
-shown_w, shown_labels = model_view(R, labels, special)
-special_share(R)
-patterns(R)
-head_view(shown_w, shown_labels)
+attention_views(R, labels, special)
 one_head(R, labels)
 sentence_similarity()
 closing()

@@ -16,7 +16,7 @@ from core.lab.kvcache import causal_attention, compare_cache, generate
 from core.model import DecoderOnly
 from ui import charts, gpt_run, gpt_views, limits, links, panels, parts, scenes, state
 from ui.gpt_page import built_from, reset, start, start_session, stop, wanted
-from ui.training_page import train_chunk
+from ui.training_page import drawn, train_chunk
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
@@ -45,7 +45,10 @@ def intro(found: Corpus) -> None:
     cols[2].metric(t("gpt.bigram"), number(base.bigram, ".3f"), help=t("gpt.bigram_help", alpha=base.bigram_alpha))
 
 
-def setup() -> None:
+@st.fragment
+def setup(outside: tuple) -> None:
+    """The run's settings and its buttons. A fragment: a setting reruns this section alone (a run is built from
+    them only at Start); Start, Stop and Reset rerun the whole lesson (`outside`: `drawn`, ui/training_page.py)."""
     st.subheader(t("gpt.setup_header"))
     lang = settings.lang  # bound now: a widget's format_func may be called outside this script run
     cols = st.columns(3, gap="large")
@@ -68,6 +71,8 @@ def setup() -> None:
                       type="primary", icon=":material/play_arrow:", disabled=running or finished)
     buttons[1].button(t("train.stop"), on_click=stop, icon=":material/pause:", disabled=not running)
     buttons[2].button(t("train.reset"), on_click=reset, icon=":material/restart_alt:", disabled=run is None)
+    if drawn(gpt_run.RUN_KEY) != outside:
+        st.rerun()  # a run started, stopped or was reset: the live section and the tools follow
     if ss.get("gpt_refused"):
         st.warning(t(ss["gpt_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
@@ -213,7 +218,7 @@ def notice() -> None:
 settings = state.settings()
 start_session()
 intro(gpt_views.corpus_of(settings.lang))
-setup()
+setup(drawn(gpt_run.RUN_KEY))
 training()
 inspect()
 notice()

@@ -9,15 +9,14 @@ vectors before and after in 2-D (PCA). The shared MiniLM is only read, under its
 import contextlib
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core import to_numpy
 from core.lab import finetune as ft
 from core.lab import finetune_data as fd
 from ui import limits, links, panels, scenes, state, tables
-from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, pct, points_frame,
-                         results_table, top_heads, verdict_text)
+from ui.finetune import (RUN_COLORS, accuracy_chart, accuracy_frame, embedding_scatter, examples_table, pct,
+                         points_frame, results_table, top_heads, verdict_text)
 from ui.finetune_runs import (MAX_SECONDS, MAX_STEPS, STEP_GRID, reset, run_keys, start, start_session, steps_done,
                               stop, train_chunk, trained_runs)
 from ui.i18n import t
@@ -54,7 +53,7 @@ def data_section() -> None:
             unseen=pct(fd.unseen_share(tokenizer, train, heldout))))
     sample = {t(f"ft.topic_{name}"): [s for s, y in zip(train.texts, train.labels) if y == c][:3]
               for c, name in enumerate(fd.TOPICS)}
-    st.dataframe(pd.DataFrame(sample), hide_index=True, key="ft_examples")
+    st.markdown(examples_table(sample))
     prose(t("ft.spanish_text"))
 
 
@@ -65,8 +64,16 @@ def steps_help() -> str:
     return t("ft.steps_help", batch=ft.RunConfig().batch_size, en_tokens=tokens["en"], es_tokens=tokens["es"])
 
 
-def runs_section() -> None:
-    """The settings of the three runs, Start / Stop / Reset, and the live results."""
+def drawn() -> tuple:
+    """What the lesson outside the runs section shows that the section's controls can change: whether it is
+    training (the language radio is locked) and which finished runs the analysis below is about."""
+    return ss["ft_running"], tuple(run_keys()) if trained_runs() else None
+
+
+@st.fragment
+def runs_section(outside: tuple) -> None:
+    """The settings of the three runs, Start / Stop / Reset, and the live results. A fragment: its sliders
+    rerun this section alone, unless the rest of the lesson (`outside`, see `drawn`) must follow."""
     st.subheader(t("ft.runs_header"))
     prose(t("ft.runs_text"))
     running = ss["ft_running"]
@@ -87,6 +94,8 @@ def runs_section() -> None:
     buttons[1].button(t("ft.stop"), on_click=stop, icon=":material/pause:", disabled=not running, key="ft_stop")
     buttons[2].button(t("ft.reset"), on_click=reset, icon=":material/restart_alt:",
                       disabled=running or not ss["ft_runs"], key="ft_reset")
+    if drawn() != outside:
+        st.rerun()  # started, stopped, or the finished runs changed: the whole lesson follows
     if ss.get("ft_refused"):
         st.warning(t(ss["ft_refused"], running=limits.MAX_CONCURRENT_RUNS, starts=limits.MAX_STARTS,
                      minutes=limits.STARTS_WINDOW_SECONDS // 60), icon=":material/hourglass_top:")
@@ -160,9 +169,10 @@ def pca_section(runs: dict[str, ft.FineTuneRun]) -> None:
                                            y_title=t("ft.pc", n=2, share=pct(share[1])), order=order),
                          width="content")
     st.caption(t("ft.pca_caption"))
-    if settings.show_numbers:
-        st.markdown(f"##### {t('ft.numbers_pca')}")
-        tables.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
+    with st.container():  # the numbers in their own block: the sections below keep their place (no redraw)
+        if settings.show_numbers:
+            st.markdown(f"##### {t('ft.numbers_pca')}")
+            tables.dataframe(points_frame(heldout.texts, topics, found), hide_index=True, key="ft_numbers_pca")
 
 
 def notice() -> None:
@@ -178,7 +188,7 @@ start_session()
 
 intro()
 data_section()
-runs_section()
+runs_section(drawn())
 finished = trained_runs()
 if finished:
     heads_section(finished["finetune"])

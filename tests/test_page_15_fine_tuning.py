@@ -112,3 +112,17 @@ def test_the_verdict_picks_its_words_from_the_numbers():
     assert t("ft.meaning_small", lang="en") in text and t("ft.meaning_finetune_better", lang="en", k=1) in text
     text = verdict_text({"frozen": 0.9, "finetune": 0.8, "random": 0.25}, 60, 6)
     assert t("ft.meaning_finetune_worse", lang="en", k=6) in text
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_examples_are_the_first_three_training_sentences_of_each_topic(lang):
+    at = start_page(PAGE, lang=lang, numbers=False, state={"ft_lang": lang})
+    train = fd.load_sentences(lang, "train")
+    header = "| " + " | ".join(t(f"ft.topic_{name}", lang=lang) for name in fd.TOPICS) + " |"
+    found = next(m.value for m in at.markdown if m.value.startswith(header))
+    rows = found.splitlines()[2:]
+    assert len(rows) == 3
+    for c, name in enumerate(fd.TOPICS):
+        want = [s for s, y in zip(train.texts, train.labels) if y == c][:3]
+        cells = [re.sub(r"\\(.)", r"\1", row.strip("| ").split(" | ")[c]) for row in rows]  # Markdown escapes undone
+        assert cells == want, name

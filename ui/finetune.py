@@ -20,7 +20,7 @@ from core.lab import finetune_data as fd
 
 from . import tables
 from .charts import CATEGORICAL, LABEL_FONT, PALETTE, _finish
-from .i18n import number, t
+from .i18n import md_escape, number, t
 from .minilm import minilm
 
 PAD = alt.AutoSizeParams(type="pad", contains="padding")  # the size is the plotting area; axes, legend around it
@@ -91,6 +91,14 @@ def points_frame(texts: Sequence[str], topics: Sequence[str], panels: dict[str, 
     for title, points in panels.items():
         columns |= {f"{title} · 1": points[:, 0], f"{title} · 2": points[:, 1]}
     return pd.DataFrame(columns)
+
+
+def examples_table(examples: dict[str, list[str]]) -> str:
+    """A few sentences per topic (columns) as a Markdown table: plain text that wraps, drawn at once (a data grid
+    would cost the page's cold open about 0.3 s of the browser's time for three rows of text)."""
+    rows = [list(examples)] + [list(row) for row in zip(*examples.values())]
+    lines = ["| " + " | ".join(md_escape(cell) for cell in row) + " |" for row in rows]
+    return "\n".join([lines[0], "|" + " --- |" * len(examples), *lines[1:]])
 
 
 def results_table(runs: dict[str, ft.FineTuneRun], names: dict[str, str]) -> None:

@@ -153,6 +153,13 @@ def upload_checkpoint() -> None:
     ss.pop("train_upload_problem", None)
 
 
+def drawn(run_key: str) -> tuple:
+    """Which run the session has and whether it trains: what a lesson outside its set-up fragment shows that the
+    fragment's buttons change (the fragment reruns the whole lesson when this is no longer what was drawn)."""
+    run = st.session_state.get(run_key)
+    return (None, False) if run is None else (run.token, run.running)
+
+
 def train_chunk(run, refused: str = "train_refused", capped: str = "train_capped") -> None:
     """CHUNK_SECONDS of training if this run still holds its place (its `advance` never lets two threads step it);
     at the end of the schedule, past the time cap or without a place, stop and rerun the whole page, which says
