@@ -96,26 +96,31 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
     `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
     weights, "mask" (or "mask_blocked", "mask_additive") for masks. `legend_title` says what the colour shows
     (default: by the scale kind, see charts.legend_title). `show_numbers=None` follows the sidebar's "show the
-    numbers". `max_width` bounds the plotting area in pixels (about 300 in half of a wide page). Returns the chart."""
+    numbers". `max_width` bounds the plotting area in pixels (about 300 in half of a wide page). Returns the chart.
+
+    The panel is one block and its numbers a block of their own, empty while hidden: Streamlit redraws every element
+    whose place moves, so a table that comes and goes moves neither the menu nor the panels after it."""
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape
     if show_numbers is None:
         show_numbers = state.current().show_numbers
     shape = t("panel.shape", rows=n_rows, cols=n_cols).replace(" ", "\u00a0")  # never split "(5 × 5)"
-    st.markdown(f"##### {title} &nbsp; {shape}")
-    if caption:
-        st.caption(caption)
-    if matrix.size > PICTURE_CELLS:
-        st.caption(t("panel.as_picture"))
-        chart = charts.named(picture(matrix, scale, max_width, legend_title), title)
-    else:
-        chart = charts.named(charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
-                                            text=chart_text(), max_width=max_width, legend_title=legend_title),
-                             title)
-    st.altair_chart(chart, width="content")
-    if show_numbers:
-        numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
-    download_menu(chart, numbers_frame(matrix, row_labels, col_labels), key)
+    with st.container():
+        st.markdown(f"##### {title} &nbsp; {shape}")
+        if caption:
+            st.caption(caption)
+        if matrix.size > PICTURE_CELLS:
+            st.caption(t("panel.as_picture"))
+            chart = charts.named(picture(matrix, scale, max_width, legend_title), title)
+        else:
+            heatmap = charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
+                                     text=chart_text(), max_width=max_width, legend_title=legend_title)
+            chart = charts.named(heatmap, title)
+        st.altair_chart(chart, width="content")
+        with st.container():
+            if show_numbers:
+                numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
+        download_menu(chart, numbers_frame(matrix, row_labels, col_labels), key)
     return chart
 
 

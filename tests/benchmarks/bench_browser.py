@@ -275,7 +275,7 @@ def actor(page, container, kind: str, rep: int, start_option: int = 0):
         def choose():
             box.focus()
             page.keyboard.press("ArrowDown" if forward else "ArrowUp")  # opens the list on the next / previous option
-            page.locator('[role="option"][data-focused="true"]').first.wait_for(timeout=5_000)  # Enter before: lost
+            page.locator('[role="option"][data-focused="true"]').first.wait_for(timeout=15_000)  # Enter before: lost
             page.keyboard.press("Enter")
         return choose
     if kind in ("stRadio", "stButtonGroup"):
