@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import lesson_opener, widget
+from widgets import table
 from streamlit.testing.v1 import AppTest
 
 import core
@@ -28,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "13_real_model.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"
-NAMES = ("tokens", "special", "patterns", "q", "k", "scores", "weights", "cosine")  # the read-only tables, in order
+TABLES = {"tokens": "real_tokens", "patterns": "real_patterns"} | {  # the read-only tables by name: their keys
+    name: f"real_{name}_numbers" for name in ("special", "q", "k", "scores", "weights", "cosine")}
 INPUTS = {"empty": "", "one_word": "hello", "tokens_128": " ".join(["a"] * 126),
           "chinese": "我喜欢学习自然语言处理", "arabic": "القطة تنام على الأريكة", "emoji": "😀🎉🚀 ok 👍🏽",
           "mixed": "naïve café — Ελληνικά, русский, हिन्दी"}
@@ -57,9 +59,8 @@ start = lesson_opener("lessons/13_real_model.py")
 
 
 def tables(at: AppTest) -> dict:
-    frames = [d.value for d in at.dataframe]
-    assert len(frames) == len(NAMES), [f.shape for f in frames]
-    return dict(zip(NAMES, frames))
+    assert len(at.dataframe) == len(TABLES), [d.value.shape for d in at.dataframe]
+    return {name: table(at, key) for name, key in TABLES.items()}
 
 
 def assert_clean(at: AppTest) -> None:
@@ -133,7 +134,7 @@ def test_the_frame_runs_the_page():
 def test_inputs_render_in_both_languages(bert, lang, name):
     at = set_text(start(lang=lang, numbers=False), INPUTS[name])
     assert_clean(at)
-    tokens = list(at.dataframe[0].value.iloc[0])
+    tokens = list(table(at, "real_tokens").iloc[0])
     if name == "empty":
         assert at.warning and tokens == reference(bert, DEFAULT)["tokens"]  # the last valid sentence stays
         assert at.text_input(key="w_real_text_a").value == ""  # and the input is not lost
@@ -149,11 +150,11 @@ def test_too_many_tokens_and_characters_are_refused_with_a_message():
     at = set_text(at, " ".join(["a"] * 127))  # 129 tokens with [CLS] and [SEP]
     assert_clean(at)
     assert "129" in at.warning[0].value and "128" in at.warning[0].value
-    assert list(at.dataframe[0].value.iloc[0]) == ["[CLS]", "hello", "[SEP]"]
+    assert list(table(at, "real_tokens").iloc[0]) == ["[CLS]", "hello", "[SEP]"]
     assert at.text_input(key="w_real_text_a").max_chars == 600  # the box (and a link) takes at most 600 characters
     at = set_text(at, "", key="w_real_text_a")
     at = set_text(at, "only the second", key="w_real_text_b")
-    assert at.warning and list(at.dataframe[0].value.iloc[0]) == ["[CLS]", "hello", "[SEP]"]
+    assert at.warning and list(table(at, "real_tokens").iloc[0]) == ["[CLS]", "hello", "[SEP]"]
     at = set_text(at, "", key="w_real_text_b")
     at = set_text(at, "\u200b\u200b")  # invisible characters only: no token
     assert at.warning
@@ -166,7 +167,7 @@ def test_a_sentence_pair_gets_token_types(bert):
     at.run()
     assert_clean(at)
     ref = reference(bert, DEFAULT, "It was raining.")
-    found = at.dataframe[0].value
+    found = table(at, "real_tokens")
     assert list(found.iloc[0]) == ref["tokens"] and [int(v) for v in found.iloc[2]] == ref["types"]
     assert sum(ref["types"]) > 0
 

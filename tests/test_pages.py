@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
 from conftest import lesson_opener, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -35,10 +36,9 @@ start = lesson_opener(str(PAGE.relative_to(ROOT)))
 
 
 def tables(at: AppTest) -> dict[str, np.ndarray]:
-    """The "show the numbers" tables, in page order X, S, A, C, with their labels checked."""
-    frames = [d.value for d in at.dataframe if d.editing_mode == "read_only"]
-    assert len(frames) == 4
-    return dict(zip("XSAC", (f.to_numpy(dtype=float) for f in frames)))
+    """The "show the numbers" tables X, S, A and C, found by their keys."""
+    assert len([d for d in at.dataframe if d.editing_mode == "read_only"]) == 4
+    return {name: table(at, f"sim_{name}_numbers").to_numpy(dtype=float) for name in "XSAC"}
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
@@ -86,8 +86,8 @@ def test_defaults_show_the_course_matrices():
         np.testing.assert_allclose(got[name], want[name], atol=1e-12, err_msg=name)
     assert got["S"][0, 0] == pytest.approx(0.77) and got["S"][1, 4] == pytest.approx(1.12)
     np.testing.assert_allclose(got["A"].sum(axis=1), 1.0, atol=1e-12)
-    frames = [d.value for d in at.dataframe if d.editing_mode == "read_only"]
-    assert list(frames[1].index) == WORDS and list(frames[1].columns) == WORDS
+    S = table(at, "sim_S_numbers")
+    assert list(S.index) == WORDS and list(S.columns) == WORDS
     import inspect
 
     import core
@@ -250,7 +250,7 @@ def test_language_switch_keeps_the_edited_vectors():
     assert at.title[0].value == t("sim.title", lang="es")
     assert at.data_editor[0].key.endswith("_es")  # a new editor widget ...
     assert at.data_editor[0].value.iloc[2]["d1"] == 0.9  # ... that starts from the edited table
-    assert list(at.dataframe[1].value.index) == ["time", "flies", "like", "an", "flecha"]
+    assert list(table(at, "sim_X_numbers").index) == ["time", "flies", "like", "an", "flecha"]
     assert at.toggle(key="w_sim_scale").label == t("sim.scale", lang="es")
 
 

@@ -9,7 +9,7 @@ import torch
 from core import pretrained
 from core.hooks import trace
 from core.lab import probing
-from ui import panels
+from ui import panels, tables
 from ui.i18n import number, t
 from ui.minilm import minilm
 
@@ -72,7 +72,7 @@ def token_frame(R: dict) -> None:
     words = ["" if w is None else str(w + 1) for w in R["words"]]
     rows = {t("real.col_token"): R["tokens"], t("real.col_id"): [str(i) for i in R["ids"]],
             t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
-    st.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(len(R["tokens"]))]).T, key="real_tokens")
+    tables.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(len(R["tokens"]))]).T, key="real_tokens")
 
 
 def strongest_notes(patterns: dict) -> list[str]:
