@@ -17,8 +17,8 @@ from ui.i18n import number, t
 from ui.training import CHUNK_SECONDS, Run
 from ui.training_page import (drawn, load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
-from ui.training_tools import (CHART_WIDTH, attention_section, curve_charts, errors_section, snapshots_section,
-                               try_model, vocabulary_section)
+from ui.training_tools import (CHART_WIDTH, attention_section, curve_charts, errors_section, export_section,
+                               snapshots_section, try_model, vocabulary_section)
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
 D_MODELS, HEADS = (16, 32, 64, 128, 256), (1, 2, 4, 8)  # every d_model here is a multiple of every head count
@@ -210,17 +210,6 @@ def inspect(run: Run) -> None:
         vocabulary_section(run)
 
 
-def export(run: Run) -> None:
-    st.subheader(t("train.export_header"))
-    export_cols = st.columns(2)
-    export_cols[0].download_button(t("train.export_checkpoint"), run.checkpoint_bytes, on_click="ignore",
-                                   file_name=f"{run.task_name}_step{run.trainer.step}.pt",
-                                   mime="application/octet-stream", icon=":material/save:")
-    export_cols[1].download_button(t("train.export_history"), lambda: panels.csv_text(run.history_frame()),
-                                   file_name=f"{run.task_name}_history.csv", mime="text/csv", on_click="ignore",
-                                   icon=":material/table:")
-
-
 def intro() -> None:
     st.title(t("train.title"))
     scenes.picker("train", SCENES)
@@ -251,5 +240,5 @@ setup(drawn(models.RUN_KEY))
 training()
 if (run := ss.get(models.RUN_KEY)) is not None:
     inspect(run)
-    export(run)
+    export_section(run)
 notice()

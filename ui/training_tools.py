@@ -1,6 +1,6 @@
 """Lesson 9's tools on a trained model, one on screen at a time: try it (greedy decoding step by step on the
 learner's input), its attention maps, snapshots taken during training, error analysis (core.lab.errors) and
-the vocabularies; and the live curves' charts. Each takes the session's `ui.training.Run`.
+the vocabularies; the live curves' charts; the exports. Each takes the session's `ui.training.Run`.
 """
 from __future__ import annotations
 
@@ -194,3 +194,15 @@ def vocabulary_section(run: Run) -> None:
         st.dataframe(pd.DataFrame({"id": range(len(vocab)), t("train.token"): [repr(s) if s == " " else s
                                                                                  for s in vocab.tokens],
                                    t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
+
+
+def export_section(run: Run) -> None:
+    """The run's exports: its checkpoint and its history as CSV."""
+    st.subheader(t("train.export_header"))
+    export_cols = st.columns(2)
+    export_cols[0].download_button(t("train.export_checkpoint"), run.checkpoint_bytes, on_click="ignore",
+                                   file_name=f"{run.task_name}_step{run.trainer.step}.pt",
+                                   mime="application/octet-stream", icon=":material/save:")
+    export_cols[1].download_button(t("train.export_history"), lambda: panels.csv_text(run.history_frame()),
+                                   file_name=f"{run.task_name}_history.csv", mime="text/csv", on_click="ignore",
+                                   icon=":material/table:")
