@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 from conftest import lesson_opener, widget
+from widgets import has_table, table
 
 from ui.i18n import t
 
@@ -91,15 +92,17 @@ def open_part(at: AppTest, part: str) -> AppTest:
 
 
 def frames(at: AppTest, causal: bool = False, parts=tuple(PART_TABLES)) -> dict:
-    """The page's "show the numbers" tables by name, from each of `parts` in turn (then the part open before)."""
+    """The page's "show the numbers" tables by name (their keys: qkv_<name>_numbers), from each of `parts` in turn
+    (then the part open before)."""
     out, was = {}, at.session_state["qkv_part"]
     for part in parts:
         if at.session_state["qkv_part"] != part:
             open_part(at, part)
-        got = [d.value for d in at.dataframe]
-        names = [n for n in PART_TABLES[part] if n != "S_masked" or causal][:len(got) - 1] + ["exp_scores"]
-        assert len(got) == len(names) and (part == "query" or names[-2] == PART_TABLES[part][-1]), (len(got), names)
-        out.update(zip(names, got))
+        names = [n for n in PART_TABLES[part] if n != "S_masked" or causal] + ["exp_scores"]
+        if part == "query" and not has_table(at, "qkv_row_numbers"):
+            names.remove("row")  # 24 keys or fewer: the one query's numbers are bars, not a panel
+        assert len(at.dataframe) == len(names), (len(at.dataframe), names)  # the part's tables and nothing else
+        out.update({name: table(at, f"qkv_{name}_numbers") for name in names})
     if at.session_state["qkv_part"] != was:
         open_part(at, was)
     return out

@@ -203,3 +203,11 @@ def view(main) -> list[tuple[str, object]]:
 def table(at, key: str):
     """The table `ui.tables.dataframe` drew under `key` (its container carries the key), as a DataFrame."""
     return at.get_by_key(key).dataframe[0].value
+
+
+def has_table(at, key: str) -> bool:
+    """Whether the page shows a table under `key` now (a view that draws it only in some cases)."""
+    try:
+        return bool(at.get_by_key(key).dataframe)
+    except KeyError:
+        return False
