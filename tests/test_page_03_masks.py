@@ -21,6 +21,7 @@ from core.masks import causal_mask, decoder_mask, global_local_mask, sliding_win
 from ui import charts
 from ui.i18n import number, t
 from conftest import lesson_opener, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -72,13 +73,17 @@ def live_reference(sentences, d_model, heads, seed, kind):
 start = lesson_opener("lessons/03_masks.py")
 
 
-def tables(at: AppTest) -> list:
-    """The "show the numbers" tables in page order (the token grid is the one table of strings)."""
-    return [d.value for d in at.dataframe if d.editing_mode == "read_only"]
+STEPS = ("scores", "mask", "additive", "masked", "weights")  # ui.mask_views.show_steps' panels, in order
 
 
-def numbers(at: AppTest) -> list[np.ndarray]:
-    return [f.to_numpy(dtype=float) for f in tables(at) if f.dtypes.map(lambda d: d.kind == "f").all()]
+def numbers(at: AppTest, key: str) -> np.ndarray:
+    """The "show the numbers" table of the matrix panel `key`, as numbers."""
+    return table(at, f"{key}_numbers").to_numpy(dtype=float)
+
+
+def steps(at: AppTest, key: str) -> list[np.ndarray]:
+    """The five steps' tables of `show_steps(..., key)`: "masks_ex" (the course's example) or "masks_live"."""
+    return [numbers(at, f"{key}_{name}") for name in STEPS]
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
@@ -177,7 +182,7 @@ def test_defaults_show_the_course_causal_weights():
     assert_clean(at)
     assert not at.error and not at.warning
     assert at.session_state["cfg_mask"] == "none"  # the page does not change the shared setting by itself
-    scores, mask, additive, masked, weights = numbers(at)[:5]
+    scores, mask, additive, masked, weights = steps(at, "masks_ex")
     want = course_causal_weights()
     np.testing.assert_allclose(scores, SCORES, atol=1e-12)
     np.testing.assert_array_equal(mask, np.tril(np.ones((4, 4))))
@@ -187,8 +192,8 @@ def test_defaults_show_the_course_causal_weights():
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(weights[np.triu_indices(4, 1)] == 0.0)  # blocked entries exactly 0
     assert weights[0, 0] == 1.0 and weights[1, 0] == pytest.approx(0.45016600268752216)
-    frames = tables(at)
-    assert list(frames[4].index) == ["I", "love", "deep", "learning"] == list(frames[4].columns)
+    shown = table(at, "masks_ex_weights_numbers")
+    assert list(shown.index) == ["I", "love", "deep", "learning"] == list(shown.columns)
     charted = chart_matrices(at)[:5]  # the pictures carry the same numbers
     np.testing.assert_allclose(charted[4], want, atol=1e-12)
     np.testing.assert_array_equal(charted[2], additive)
@@ -200,24 +205,23 @@ def test_live_batch_matches_plain_torch_and_numpy():
     widget(at, "selectbox", "w_masks_head").set_value(3).run()
     assert_clean(at)
     tokens, keep, scores, weights = live_reference(BATCH, 64, 4, 5, "both")
-    frames = tables(at)
-    grid = frames[0]
+    grid = table(at, "masks_grid")
     assert grid.to_numpy().tolist() == tokens
-    shown = numbers(at)
-    key_mask, live = shown[0], shown[1:6]
+    key_mask, live = numbers(at, "masks_key_mask"), steps(at, "masks_live")
     np.testing.assert_array_equal(key_mask, [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
     np.testing.assert_allclose(live[0], scores[2, 3], atol=2e-5)
     np.testing.assert_array_equal(live[1], keep[2].astype(float))
     np.testing.assert_allclose(live[4], weights[2, 3], atol=2e-5)
     assert np.all(live[4][~keep[2]] == 0.0) and np.all(live[4][:, 2:] == 0.0)  # PAD columns exactly 0
     np.testing.assert_allclose(live[4].sum(axis=1), 1.0, atol=1e-6)
-    assert list(frames[5].index) == ["hello", "world", "PAD", "PAD (2)", "PAD (3)"]
-    edge = shown[6]  # the all-blocked row: torch.softmax NaN, core.softmax zeros
+    assert list(table(at, "masks_live_masked_numbers").index) == ["hello", "world", "PAD", "PAD (2)", "PAD (3)"]
+    edge = numbers(at, "masks_edge")  # the all-blocked row: torch.softmax NaN, core.softmax zeros
     assert np.isnan(edge[0]).all() and np.array_equal(edge[1], np.zeros(5))
     assert any("IGNORE_INDEX = -100" in m.value and "**0**" in m.value for m in at.markdown)  # no NaN in the batch
     widget(at, "radio", "w_masks_part").set_value("conventions").run()  # the same sentence, written three ways
     assert_clean(at)
-    keep_conv, tf_conv, torch_conv = numbers(at)  # the conventions: same picture, opposite numbers
+    assert len(at.dataframe) == 3  # the three conventions' tables, no other: same picture, opposite numbers
+    keep_conv, tf_conv, torch_conv = (numbers(at, f"masks_conv_{name}") for name in ("keep", "tf", "torch"))
     np.testing.assert_array_equal(keep_conv, keep[2].astype(float))
     np.testing.assert_array_equal(tf_conv, 1.0 - keep_conv)
     np.testing.assert_array_equal(torch_conv, 1.0 - keep_conv)
@@ -226,31 +230,31 @@ def test_live_batch_matches_plain_torch_and_numpy():
 
 def test_controls_change_what_is_shown():
     at = start(masks_part="batch")
-    before = numbers(at)
+    before = steps(at, "masks_live")
     assert not [s for s in at.main.selectbox if s.label == t("sidebar.mask")]  # the mask is the sidebar's setting
     at.session_state["cfg_mask"] = "causal"  # as the sidebar sets it
     widget(at, "selectbox", "w_masks_head").set_value(1).run()
     assert_clean(at)
     assert at.session_state["cfg_mask"] == "causal"
-    after = numbers(at)
-    np.testing.assert_array_equal(after[2], np.tril(np.ones((5, 5))))
-    assert not np.allclose(after[1], before[1])  # another head, other scores
-    assert not np.allclose(after[5], before[5])  # and other weights
+    after = steps(at, "masks_live")
+    np.testing.assert_array_equal(after[1], np.tril(np.ones((5, 5))))
+    assert not np.allclose(after[0], before[0])  # another head, other scores
+    assert not np.allclose(after[4], before[4])  # and other weights
     widget(at, "radio", "w_masks_part").set_value("example").run()
-    np.testing.assert_allclose(numbers(at)[4], course_causal_weights())  # the course's example stays causal
+    np.testing.assert_allclose(numbers(at, "masks_ex_weights"), course_causal_weights())  # the example stays causal
     widget(at, "radio", "w_masks_part").set_value("patterns").run()
     i, j = np.indices((8, 8))  # efficient patterns at n = 8, compared with numpy: first a window of 2
-    np.testing.assert_array_equal(numbers(at)[0], np.abs(i - j) <= 2)
+    np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), np.abs(i - j) <= 2)
     assert any("34" in m.value and "64" in m.value for m in at.markdown)
     assert all(s.label != t("sidebar.seq_len") for s in at.main.slider)  # n is the sidebar's sequence length
     at.session_state["masks_dilation"] = 3
     widget(at, "selectbox", "w_masks_pattern").set_value("dilated").run()
-    np.testing.assert_array_equal(numbers(at)[0], (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
+    np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
     at.session_state["masks_globals"] = 2
     widget(at, "selectbox", "w_masks_pattern").set_value("global")
     at.slider(key="w_masks_width").set_value(1).run()
     assert_clean(at)
-    np.testing.assert_array_equal(numbers(at)[0], (np.abs(i - j) <= 1) | (i < 2) | (j < 2))
+    np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), (np.abs(i - j) <= 1) | (i < 2) | (j < 2))
     assert at.slider(key="w_masks_globals").value == 2
 
 
@@ -292,15 +296,16 @@ def test_extremes_of_the_controls(path, lang, settings, batch, pattern):
 
 def test_bad_batch_warns_and_keeps_the_last_valid_one():
     at = start(lang="es", numbers=True, masks_part="batch")
-    first = tables(at)[0]
+    first = table(at, "masks_grid")
     for text in ("", "only one sentence", "a\nb\nc\nd\ne"):
         at.text_area(key="w_masks_batch_text").set_value(text).run()
         assert_clean(at)
         assert len(at.warning) == 1 and "I love deep learning" in at.warning[0].value
-        assert tables(at)[0].equals(first)  # the last valid batch stays on screen
+        assert table(at, "masks_grid").equals(first)  # the last valid batch stays on screen
         assert at.session_state["masks_batch_text"] == text  # and what the learner typed is kept, to be fixed
     at.text_area(key="w_masks_batch_text").set_value("one two three\nfour").run()
-    assert not at.warning and tables(at)[0].to_numpy().tolist() == [["one", "two", "three"], ["four", "PAD", "PAD"]]
+    grid = table(at, "masks_grid").to_numpy().tolist()
+    assert not at.warning and grid == [["one", "two", "three"], ["four", "PAD", "PAD"]]
 
 
 def test_spanish_numbers_have_a_decimal_comma_and_thousands_points():

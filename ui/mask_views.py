@@ -83,8 +83,8 @@ def batch_grid(B: heads.BatchAttention) -> None:
     grid_slot.markdown(f"##### {t('masks.grid_title')}")
     grid = pd.DataFrame(B.tokens, index=sentence_labels, columns=positions)
     style = grid.style.set_uuid("masks_grid")  # not pandas' random id: an unchanged grid is not redrawn
-    grid_slot.dataframe(style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else ""),
-                        width="content")
+    grey_pad = style.map(lambda w: "color: #767676; background-color: #EEEEEE" if w == PAD else "")
+    grid_slot.container(key="masks_grid").dataframe(grey_pad, width="content")  # its container names it (tests)
     with pad_slot:
         panels.matrix_panel(core.to_numpy(B.ids != core.PAD_ID).astype(float), title=t("masks.key_mask_title"),
                             key="masks_key_mask", row_labels=sentence_labels, col_labels=positions, scale="mask",
@@ -133,7 +133,7 @@ def cost_chart(kind: str, totals: list[int], show_numbers: bool) -> None:
     n = COST_NS[-1]
     st.caption(t("masks.cost_caption", n=n, full=n * n, kept=int(totals[-1]), ratio=n * n / totals[-1]))
     if show_numbers:
-        tables.dataframe(pd.DataFrame({"n": COST_NS, **series}), hide_index=True, width="content",
+        tables.dataframe(pd.DataFrame({"n": COST_NS, **series}), key="masks_cost", hide_index=True, width="content",
                          formats={c: ",d" for c in ["n", *series]})
     counts = (conv.window_kept_per_row, conv.global_local_kept_per_row)[:2 if kind == "global" else 1]
     panels.show_code(conv.pattern_mask, conv.pattern_kept, *counts, key="show_code_patterns")  # the fragment reruns it with the pattern
