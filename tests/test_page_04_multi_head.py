@@ -18,6 +18,7 @@ from conftest import lesson_opener, widget
 from torch import nn
 
 import core
+import widgets
 from ui import charts
 from ui.i18n import lookup, t
 
@@ -34,20 +35,13 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-PANELS = {  # each part's tables (ui/parts.py: one part is drawn at a time), in page order
-    "heads": ["mha_X", "mha_summary", "mha_params"],
-    "inside": ["mha_X", "mha_q", "mha_k", "mha_v", "mha_scores", "mha_mask", "mha_masked", "mha_weights",
-               "mha_head_out", "mha_concat", "mha_out", "mha_params"]}
+PARTS = ("heads", "inside")  # the lesson's parts (ui/parts.py: one part is drawn at a time)
+TABLES = ("mha_summary", "mha_params")  # the two tables that are not a matrix panel's numbers
 
 
 def table(at: AppTest, key: str):
-    """One table by its panel key (Streamlit does not expose a dataframe's key: the page order decides)."""
-    frames = [d.value for d in at.dataframe]
-    panels = PANELS[at.session_state["mha_part"]]
-    names = panels if len(frames) == len(panels) else [p for p in panels if p not in ("mha_mask", "mha_masked")]
-    assert len(frames) == len(names), len(frames)
-    assert key in names, f"{key} is not in the part {at.session_state['mha_part']}"
-    return frames[names.index(key)]
+    """One table by its panel key: the panel's numbers (key "<panel key>_numbers"), or one of TABLES."""
+    return widgets.table(at, key if key in TABLES else f"{key}_numbers")
 
 
 def open_part(at: AppTest, part: str) -> AppTest:
@@ -186,7 +180,7 @@ def test_largest_settings_stay_right_and_capped():
     facets = facet_weights(at)
     assert 1 <= len(facets) < 16 and any(fixed_words("mha.facet_capped", "en") in c.value for c in at.caption)
     assert any(fixed_words("mha.sliced", "en") in c.value for c in at.caption)
-    for part in PANELS:
+    for part in PARTS:
         for chart in open_part(at, part).get("vega_lite_chart"):  # no chart carries more than the caps allow
             for ds in chart.proto.datasets:
                 assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 8192
@@ -284,8 +278,8 @@ def test_each_part_draws_its_own_sections_and_both_end_with_the_parameters_and_t
     open_part(at, "inside")
     headers = [h.value for h in at.subheader]
     assert t("mha.one_head_header") in headers and t("mha.concat_header") in headers
-    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.dataframe) == 1
-    for part in PANELS:
+    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.dataframe) == 1  # the parameters
+    for part in PARTS:
         headers = [h.value for h in open_part(at, part).subheader]
         assert headers[-2:] == [t("mha.params_header"), t("mha.notice_header")] and t("mha.steps_header") in headers
         assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"
