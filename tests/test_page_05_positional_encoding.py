@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 from ui import charts
 from ui.i18n import t
 from conftest import lesson_opener, widget
+from widgets import has_table, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -76,9 +77,11 @@ def assert_clean(at: AppTest) -> None:
 
 
 PARTS = ("order", "naive", "sinusoidal", "offset", "scale", "rope", "compare")
-PANELS = {"order": ["plain_original", "plain_moved", "pe_original", "pe_moved"], "naive": ["index", "learned"],
-          "sinusoidal": ["zoom"], "offset": ["dots"], "rope": ["rope_scores"]}  # matrix panels, in page order
-
+TABLES = {  # every table of the lesson by name: its key (one part is drawn at a time)
+    "factors": "pe_factor_table", "offset": "pe_offset_table", "scale": "pe_scale_table", "rope": "pe_rope_table",
+    **{f"{kind}_{order}": f"pe_out_{kind}_{order}_numbers"  # the order part's outputs, keyed by their titles
+       for kind in ("plain", "pe") for order in ("original", "moved")},
+    **{name: f"pe_{name}_numbers" for name in ("index", "learned", "zoom", "dots", "rope_scores")}}  # matrix panels
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick one part of the lesson with its selector, as a learner does."""
@@ -87,26 +90,9 @@ def open_part(at: AppTest, part: str) -> AppTest:
     return at
 
 
-def frames(at: AppTest, lang: str = "en", part: str | None = None) -> dict[str, object]:
-    """The shown part's tables by name: matrix panels in page order, the other tables by their first column."""
-    out: dict[str, object] = {}
-    panels = []
-    for f in (d.value for d in at.dataframe):
-        first = str(f.columns[0])
-        if first == t("pe.col_i", lang=lang):
-            out["factors"] = f
-        elif first == "p" and t("pe.col_formula", lang=lang) in f.columns:
-            out["offset"] = f
-        elif first == "p":
-            out["rope"] = f
-        elif first == t("pe.col_token", lang=lang):
-            out["scale"] = f
-        else:
-            panels.append(f)
-    part = part or at.session_state["pe_part"]
-    names = PANELS.get(part, []) if len(panels) == len(PANELS.get(part, [])) else []
-    out.update(zip(names, panels))
-    return out
+def frames(at: AppTest) -> dict[str, object]:
+    """The shown part's tables by name, found by their keys."""
+    return {name: table(at, key) for name, key in TABLES.items() if has_table(at, key)}
 
 
 def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
@@ -117,7 +103,7 @@ def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
         seen[kind] = []
     for part in PARTS:
         open_part(at, part)
-        seen["frames"].update(frames(at, lang, part))
+        seen["frames"].update(frames(at))
         seen["charts"] += len(at.get("vega_lite_chart"))
         seen["header"] += [h.value for h in at.header]
         for kind in ("warning", "info", "caption", "success", "metric", "table"):
@@ -297,7 +283,7 @@ def test_odd_d_model_one_token_and_an_empty_sentence():
     open_part(at, "naive")
     widget(at, "text_input", "w_cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
     assert_clean(at)
-    assert at.warning and frames(at, "es")["index"].index.tolist() == ["hola"]
+    assert at.warning and frames(at)["index"].index.tolist() == ["hola"]
 
 
 # ---- the chart builders ---------------------------------------------------------------------------------
