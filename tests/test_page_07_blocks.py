@@ -18,17 +18,20 @@ import core
 from core.lab.analysis import toy_embeddings
 from ui.i18n import number as written, t
 from conftest import lesson_opener, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "07_blocks.py"
 WORDS = ["time", "flies", "like", "an", "arrow"]
 TARGET = ["el", "tiempo", "vuela", "como", "una", "flecha"]
-# The "show the numbers" tables of each part, in page order (the residual table and the shapes table are plain
-# dataframes); the lesson draws one part at a time (setting "blocks_part").
-FRAMES = {"ffn": ("X", "pre", "hidden", "Y"), "dropout": ("mask", "dropped"), "residual": ("residual",),
-          "layers": ("shapes", "traced"), "gpt2": ()}
-
+# The tables of each part by name: their keys (a matrix panel's numbers are "<panel key>_numbers"; the shapes
+# table is keyed by the layer kind on screen); the lesson draws one part at a time (setting "blocks_part").
+FRAMES = {"ffn": {"X": "blk_X_numbers", "pre": "blk_pre_numbers", "hidden": "blk_hidden_numbers",
+                  "Y": "blk_ffn_out_numbers"},
+          "dropout": {"mask": "blk_mask_numbers", "dropped": "blk_dropped_numbers"},
+          "residual": {"residual": "blk_residual_numbers"},
+          "layers": {"shapes": "blk_shapes_{kind}", "traced": "blk_traced_numbers"}, "gpt2": {}}
 
 start = lesson_opener("lessons/07_blocks.py")
 
@@ -38,10 +41,12 @@ def assert_clean(at: AppTest) -> None:
 
 
 def frames(at: AppTest) -> dict[str, np.ndarray]:
-    """The tables of the part on screen, by name."""
-    names, tables = FRAMES[at.session_state["blocks_part"]], [d.value for d in at.dataframe]
-    assert len(tables) == len(names)
-    return dict(zip(names, tables))
+    """The tables of the part on screen, by name, found by their keys."""
+    keys = FRAMES[at.session_state["blocks_part"]]
+    assert len(at.dataframe) == len(keys)  # the part's tables and no other
+    if "shapes" in keys:
+        keys = {**keys, "shapes": keys["shapes"].format(kind=at.session_state["blk_trace_kind"])}
+    return {name: table(at, key) for name, key in keys.items()}
 
 
 def open_part(at: AppTest, part: str) -> AppTest:
