@@ -23,6 +23,7 @@ from core.lab import costs
 from ui.diagram import ADD_R
 from ui.i18n import t
 from conftest import lesson_opener, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, PAGE = ROOT / "app.py", ROOT / "lessons" / "08_architecture.py"
@@ -35,7 +36,8 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-TABLES = {"diagram": (), "parameters": ("model", "layer"), "costs": ("cost", "memory")}  # each part's dataframes
+# Each part's dataframes by name; a table's key is "arch_<name>_table" (ui/architecture_views.py).
+TABLES = {"diagram": (), "parameters": ("model", "layer"), "costs": ("cost", "memory")}
 
 
 def open_part(at: AppTest, part: str) -> AppTest:
@@ -46,12 +48,13 @@ def open_part(at: AppTest, part: str) -> AppTest:
 
 
 def tables(at: AppTest, part: str = "parameters") -> dict[str, object]:
-    """The dataframes of `part` (opened first) by name, indexed by their first (label) column."""
+    """The dataframes of `part` (opened first) by name, found by their keys, indexed by their first (label) column."""
     if at.session_state["arch_part"] != part:
         open_part(at, part)
-    frames, names = [d.value for d in at.dataframe], TABLES[part]
-    assert len(frames) == len(names)
-    return {name: f.set_index(f.columns[0]) for name, f in zip(names, frames)}
+    names = TABLES[part]
+    assert len(at.dataframe) == len(names)  # the part's tables and no other
+    frames = {name: table(at, f"arch_{name}_table") for name in names}
+    return {name: f.set_index(f.columns[0]) for name, f in frames.items()}
 
 
 def diagram_spec(at: AppTest) -> str:
