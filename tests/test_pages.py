@@ -37,7 +37,7 @@ start = lesson_opener(str(PAGE.relative_to(ROOT)))
 
 def tables(at: AppTest) -> dict[str, np.ndarray]:
     """The "show the numbers" tables X, S, A and C, found by their keys."""
-    assert len([d for d in at.dataframe if d.editing_mode == "read_only"]) == 4
+    assert len([d for d in at.dataframe if d.editing_mode == "read_only"]) == 4  # these four, no other read-only one
     return {name: table(at, f"sim_{name}_numbers").to_numpy(dtype=float) for name in "XSAC"}
 
 
@@ -73,7 +73,8 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("sim.title", lang=lang)
     assert not at.error and not at.warning
-    assert len(at.data_editor) == 1 and not [d for d in at.dataframe if d.editing_mode == "read_only"]
+    assert len(at.data_editor) == 1  # the vectors' editor
+    assert not [d for d in at.dataframe if d.editing_mode == "read_only"]  # no numbers table: "show the numbers" is off
     if path == APP:  # the sidebar is translated too
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
 
