@@ -20,6 +20,7 @@ from ui import models
 from ui.i18n import lookup, md_escape, number, t
 from ui.training import EVAL_EXAMPLES, Run
 from conftest import start_page, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -162,7 +163,7 @@ def test_pretrained_model_decodes_like_a_reference_greedy_loop(task_name):
             at.run()
         line = next(m.value for m in at.markdown if "→" in m.value)
         assert f"{probabilities[step - 1].max().item():.4f}" in line
-    numbers = at.dataframe[0].value  # "show the numbers": every step's chosen token and probability
+    numbers = table(at, "train_decode_numbers")  # "show the numbers": every step's chosen token and probability
     assert list(numbers.iloc[:, 1]) == shipped.task.tgt_vocab.decode(tokens)
     assert numbers.iloc[:, 2].tolist() == pytest.approx([p.max().item() for p in probabilities], abs=1e-6)
     # The shipped model in the cache is never the one the page holds (the page could train its own copy).
@@ -391,7 +392,9 @@ def test_inspection_tools_are_drawn_one_at_a_time(lang):
         assert (len(at.text_input) == 1) == (part in ("try", "attention")), part
         if part == "vocab":
             task = models.shipped("parser").task
-            assert [len(d.value) for d in at.dataframe] == [len(task.src_vocab), len(task.tgt_vocab)]
+            assert len(at.dataframe) == 2  # the two vocabularies' tables, no other
+            assert [len(table(at, f"train_vocab_{side}")) for side in ("src", "tgt")] == [len(task.src_vocab),
+                                                                                          len(task.tgt_vocab)]
 
 
 def test_error_analysis_waits_for_training_to_stop():

@@ -92,7 +92,8 @@ def decoding_steps(task, found) -> None:
     if state.settings().show_numbers:
         inputs = [" ".join([BOS, *generated[:i]]) for i in range(k)]  # the decoder's input at each step
         tables.dataframe(pd.DataFrame({t("train.decoder_input_col"): inputs, t("train.next_token"): generated,
-                                       t("train.probability"): probs.max(axis=1)}), hide_index=True)
+                                       t("train.probability"): probs.max(axis=1)}), hide_index=True,
+                         key="train_decode_numbers")
 
 
 def attention_section(run: Run) -> None:
@@ -180,20 +181,23 @@ def errors_section(run: Run) -> None:
                                         value_title=t("train.exact_match"), title=t(f"train.by_of.{task.name}")),
                             width="content")
     if report.mistakes:
-        st.dataframe(pd.DataFrame(report.mistakes, columns=[t("train.col_source"), t("train.col_expected"),
-                                                            t("train.col_predicted")]), hide_index=True)
+        st.container(key="train_mistakes").dataframe(  # its container names the table (tests)
+            pd.DataFrame(report.mistakes, columns=[t("train.col_source"), t("train.col_expected"),
+                                                   t("train.col_predicted")]), hide_index=True)
     else:
         st.caption(t("train.no_mistakes"))
 
 
 def vocabulary_section(run: Run) -> None:
     task = run.trainer.task
-    for title, vocab in ((t("train.src_vocab"), task.src_vocab), (t("train.tgt_vocab"), task.tgt_vocab)):
+    for side, title, vocab in (("src", t("train.src_vocab"), task.src_vocab),
+                               ("tgt", t("train.tgt_vocab"), task.tgt_vocab)):
         kinds = [t(ROLES.get(s, "train.symbol")) for s in vocab.tokens]
         st.markdown(f"##### {title}")
-        st.dataframe(pd.DataFrame({"id": range(len(vocab)), t("train.token"): [repr(s) if s == " " else s
-                                                                                 for s in vocab.tokens],
-                                   t("train.role"): kinds}), hide_index=True, height=min(400, 36 * (len(vocab) + 1)))
+        shown = [repr(s) if s == " " else s for s in vocab.tokens]
+        st.container(key=f"train_vocab_{side}").dataframe(  # its container names the table (tests)
+            pd.DataFrame({"id": range(len(vocab)), t("train.token"): shown, t("train.role"): kinds}), hide_index=True,
+            height=min(400, 36 * (len(vocab) + 1)))
 
 
 def export_section(run: Run) -> None:
