@@ -15,6 +15,7 @@ import altair as alt
 import pytest
 import torch
 from conftest import start_page
+import widgets
 from streamlit.testing.v1 import AppTest
 
 from core import pretrained
@@ -42,9 +43,10 @@ def train_until_done(at: AppTest, limit: int = 200) -> AppTest:
 
 
 def table(at: AppTest, lang: str = "en"):
-    found = [d.value for d in at.dataframe if t("ft.col_run", lang=lang) in d.value.columns]
-    assert len(found) == 1
-    return found[0]
+    """The runs' table (key "ft_table"), its columns in `lang`."""
+    found = widgets.table(at, "ft_table")
+    assert t("ft.col_run", lang=lang) in found.columns
+    return found
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
