@@ -55,9 +55,10 @@ def reference_parameters(n_layers: int, pre: bool, vocab=200, d=32, d_ff=128) ->
 
 
 def summary(at: AppTest, lang: str = "en"):
-    tables = [d.value for d in at.dataframe if t("clf.col_run", lang=lang) in d.value.columns]
-    assert len(tables) == 1
-    return tables[0]
+    """The runs' summary table (key "clf_table"), its columns in `lang`."""
+    frame = table(at, "clf_table")
+    assert t("clf.col_run", lang=lang) in frame.columns
+    return frame
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
@@ -228,7 +229,7 @@ def test_the_numbers_follow_the_sidebar_toggle():
     state = QUICK | {"clf_epochs": 1}
     shown = train_until_done(start(state=state).button(key="clf_start").click().run())
     hidden = train_until_done(start(state=state, numbers=False).button(key="clf_start").click().run())
-    assert len(shown.dataframe) == 3 and len(hidden.dataframe) == 1
+    assert len(shown.dataframe) == 3 and len(hidden.dataframe) == 1  # the summary, then the two numbers tables
     accuracy = table(shown, "clf_numbers_test_accuracy")
     assert accuracy.iloc[0, 0] == pytest.approx(next(iter(runs(shown).values())).history[0].test_accuracy)
 
