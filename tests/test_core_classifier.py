@@ -236,3 +236,12 @@ def test_advance_steps_every_run_in_turn_like_running_each_alone():
         assert [(e.train_loss, e.test_accuracy) for e in x.history] == [(e.train_loss, e.test_accuracy) for e in y.history]
     advance(runs, 2, seconds=0.0)  # the time is up after one round: one step of each
     assert [r.step for r in runs] == [3, 3]
+
+
+def test_the_task_module_runs_its_example_and_the_classifier_module_gives_the_same_names():
+    import doctest
+
+    from core.lab import classifier, classifier_data
+    assert doctest.testmod(classifier_data).failed == 0
+    for name in ("RangeTask", "CLASS_RANGES", "PAD_ID"):  # where the lesson and the tests import them
+        assert getattr(classifier, name) is getattr(classifier_data, name)
