@@ -260,7 +260,7 @@ def test_invalid_combination_shows_a_message():
     at = start(cfg_d_model=64, cfg_heads=3)  # 3 does not divide 64: only a hand-made state gets here
     assert_clean(at)
     assert at.error and "d_model = 64" in at.error[0].value
-    assert not at.dataframe
+    assert not at.dataframe  # no table at all: the message stands alone
 
 
 def test_the_sidebar_sets_d_model_heads_and_n_and_the_lesson_draws_them_once():
