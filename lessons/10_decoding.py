@@ -28,7 +28,7 @@ from core.tasks import BOS_ID, TaskInputError
 from ui import charts, links, panels, parts, scenes, state
 from ui.decoding_views import (DRAWS, MAX_DRAWN_STEPS, PRUNED_SHOWN, STRATEGY_NAMES, bars, candidates_table,
                                final_table, input_problem, model_and_input, move_step, strategy_controls, table,
-                               toy_controls, tree_dot, word_list)
+                               toy_controls, tree_svg, word_list)
 from ui.i18n import md_escape, number, t
 from ui.presentation import prose
 
@@ -210,7 +210,7 @@ def beam_step(beam, task, expected: str, s: int) -> None:
     room = int(step.kept.sum())
     st.markdown(t("dec.beam_step", step=s, alive=len(step.token) // len(names), V=len(names), m=len(step.token),
                   kept=room))
-    st.graphviz_chart(tree_dot(beam, names, s, beam.hypotheses[0].tokens), width="content")
+    st.markdown(tree_svg(beam, names, s), unsafe_allow_html=True)  # SVG drawn on the server (ui/tree_diagram.py)
     st.caption(t("dec.tree_caption", lo=max(1, s - MAX_DRAWN_STEPS + 1), hi=s, cap=MAX_DRAWN_STEPS,
                  pruned=PRUNED_SHOWN, m=len(step.token)))
     shown = len(step.token) if settings.show_numbers else min(len(step.token), room + PRUNED_SHOWN)

@@ -1,6 +1,7 @@
-"""ui/diagram.py: the server-drawn SVG diagram (lesson 8's encoder-decoder). Its layout is checked by geometry
-(nothing overlaps, frames hold their items, residual paths leave above their sub-layer and rejoin below it), its
-SVG by parsing it (well-formed, text escaped, an accessible name and description)."""
+"""ui/diagram.py: the server-drawn SVG diagram (lesson 8's encoder-decoder), and ui/tree_diagram.py: lesson 10's
+beam search tree, its boxes checked against the core's beam search and a teacher-forced pass. Layouts are checked by
+geometry (nothing overlaps, frames hold their items, residual paths leave above their sub-layer and rejoin below it),
+the SVG by parsing it (well-formed, text escaped, an accessible name and description)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -99,3 +100,86 @@ def test_render_is_well_formed_escaped_and_named_for_screen_readers():
     assert f"max-width: {width}px" in root.get("style")  # scales down to its column, never up
     sums = [c for c in root.iter(f"{SVG}circle") if c.get("r") == str(ADD_R)]
     assert len(sums) == 2 + 2  # one ⊕ per residual sub-layer (the cross-attention here has none)
+
+
+# ---- the tree (ui/tree_diagram.py), as lesson 10 draws beam search ------------------------------------------
+
+def beam_of(name: str, text: str, width: int):
+    from core.checkpoints import load_checkpoint
+    from core.decoding import beam_search
+    from core.tasks import BOS_ID, EOS_ID
+    from core.train import CHECKPOINT_DIR
+
+    ckpt = load_checkpoint(CHECKPOINT_DIR / f"{name}.pt")
+    src = ckpt.task.encode_source(text)  # (1, n_src)
+    beam = beam_search(ckpt.model, src, width, ckpt.task.max_tgt_len + 1, BOS_ID, EOS_ID)
+    return ckpt, src, beam
+
+
+def teacher_forced_log_prob(model, src, ids: list[int]) -> float:
+    """log P of the tokens `ids` after BOS, summed, from one forward pass (not from the beam search)."""
+    import torch
+
+    from core.tasks import BOS_ID
+    with torch.no_grad():
+        logits = model(src, torch.tensor([[BOS_ID, *ids[:-1]]]))[0]  # (k, V)
+    return float(torch.log_softmax(logits, -1).gather(-1, torch.tensor(ids)[:, None]).sum())
+
+
+BEAMS = [("copy", "1 2 1 12 4 12 6 2 11 4 8 13 3 12 14 13 18 2 1 16", 8), ("addition", "044+239", 4),
+         ("parser", "x=4+9", 8)]
+
+
+@pytest.mark.parametrize("name, text, width", BEAMS, ids=[b[0] for b in BEAMS])
+def test_the_beam_tree_draws_every_kept_beam_with_its_token_and_log_prob_without_overlap(name, text, width):
+    from core.decoding import beam_paths
+    from core.tasks import EOS_ID
+    from ui.decoding_views import MAX_DRAWN_STEPS, PRUNED_SHOWN, beam_tree
+    from ui.i18n import number
+
+    ckpt, src, beam = beam_of(name, text, width)
+    names, paths = ckpt.task.tgt_vocab.tokens, beam_paths(beam)
+    for upto in sorted({1, min(len(beam.steps), MAX_DRAWN_STEPS), len(beam.steps)}):
+        tree, description = beam_tree(beam, names, upto)
+        lo = max(1, upto - MAX_DRAWN_STEPS + 1)
+        assert len(tree.columns) == upto - lo + 2  # the root (or the hypotheses before lo), then one per step
+        spans = [(n.x - n.w / 2, n.x + n.w / 2) for n in (col[0] for col in tree.columns)]
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # columns side by side
+        for col in tree.columns:
+            assert all(a.y + a.h < b.y for a, b in zip(col, col[1:]))  # boxes top to bottom, apart
+            assert len({n.x for n in col}) == 1 and all(n.parent in tree.columns[tree.columns.index(col) - 1]
+                                                         for n in col if n.parent)
+        width_px, height_px = tree.size
+        assert all(0 <= n.x - n.w / 2 and n.x + n.w / 2 <= width_px and 0 <= n.y and n.y + n.h <= height_px
+                   for n in tree.nodes)
+        for s, col in zip(range(lo, upto + 1), tree.columns[1:]):
+            step = beam.steps[s - 1]
+            kept, m = paths[s - 1], len(step.token)
+            drawn = sorted(n.lines for n in col if n.look != "pruned")
+            assert drawn == sorted((names[p[-1]], number(float(step.log_prob[i]), ".2f")) for i, p in kept.items())
+            assert sum(n.look == "pruned" for n in col) == min(PRUNED_SHOWN, m - len(kept))
+            assert sum(n.look == "finished" for n in col) == sum(p[-1] == EOS_ID for p in kept.values())
+            for i, path in kept.items():  # the description names every kept hypothesis and its log P
+                assert f"{' '.join(names[x] for x in path)} ({number(float(step.log_prob[i]), '.2f')})" in description
+        if lo == 1:  # every box's log P again, from its path read back to the root, by a teacher-forced pass
+            for node in tree.nodes[1:]:
+                ids, up = [], node
+                while up.parent is not None:
+                    ids, up = [names.index(up.lines[0]), *ids], up.parent
+                expected = teacher_forced_log_prob(ckpt.model, src, ids)
+                assert float(node.lines[1]) == pytest.approx(expected, abs=0.0051)
+        marked = [n for n in tree.nodes if n.marked]
+        best = beam.hypotheses[0].tokens
+        assert [n.lines[0] for n in marked if n.parent] == [names[x] for x in best[lo - 1:upto]]  # the best path
+
+
+def test_the_beam_tree_svg_is_named_and_escaped():
+    from ui.decoding_views import tree_svg
+
+    ckpt, _, beam = beam_of("addition", "044+239", 4)
+    root = ET.fromstring(tree_svg(beam, ckpt.task.tgt_vocab.tokens, len(beam.steps)))  # "<eos>" escaped
+    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
+    assert title.text == "Beam search tree" and root.get("aria-describedby") == desc.get("id")
+    texts = ["".join(span.itertext()) for span in root.iter(f"{SVG}tspan")]
+    assert "<eos>" in texts and "step 1" in texts
+    assert " ".join(ckpt.task.tgt_vocab.tokens[x] for x in beam.hypotheses[0].tokens) in desc.text

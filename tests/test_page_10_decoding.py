@@ -10,6 +10,7 @@ import copy
 import inspect
 import math
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,6 +35,7 @@ APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "10_decoding.py"
 TOY = np.array([3.0, 2.2, 1.9, 1.0, 0.2, -0.5])
 SHIPPED = ("copy", "addition", "parser")
+SVG = "{http://www.w3.org/2000/svg}"
 ALL_CODE = (apply_temperature, top_k_filter, top_p_filter, filter_logits, sample, next_token_logits, decode_steps,
             beam_search)
 
@@ -347,6 +349,14 @@ def test_stepping_through_greedy_and_sampling(ckpt):
     assert after.sum() == pytest.approx(1.0) and (after > 0).sum() == len(after)  # T = 1, no filter: all kept
 
 
+def tree_texts(at: AppTest) -> tuple[list[str], str]:
+    """The beam tree's SVG (drawn on the server, shown by st.markdown): its box and column texts, its description."""
+    svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
+    assert len(svgs) == 1
+    root = ET.fromstring(svgs[0])
+    return ["".join(s.itertext()) for s in root.iter(f"{SVG}tspan")], root.find(f"{SVG}desc").text
+
+
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_beam_view_with_its_tree(ckpt, lang):
     at = start(lang=lang, dec_part="model", state={"dec_model": model_id("copy"), "dec_view": "beam", "dec_width": 8})
@@ -360,14 +370,17 @@ def test_beam_view_with_its_tree(ckpt, lang):
         assert lp == pytest.approx(teacher_forced(model, src, ids)[1], abs=1e-3)
     scores = final[t("dec.col_logp", lang=lang)].to_numpy(float)
     assert (np.diff(scores) <= 1e-9).all()  # alpha = 0: ranked by log P
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert '"r" [label="<bos>"' in dot and "…" not in dot  # step 1: the root and its children
+    texts, desc = tree_texts(at)
+    assert "<bos>" in texts and not any(x.startswith("…") for x in texts)  # step 1: the root and its children
     n = int(widget(at, "slider", "w_dec_step").max)
     widget(at, "slider", "w_dec_step").set_value(n).run()
     assert_clean(at)
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert '"r"' not in dot and "…" in dot  # only the last steps are drawn, earlier ones summarised
-    assert dot.count("peripheries=2") >= 1  # finished hypotheses drawn
+    texts, desc = tree_texts(at)
+    assert t("dec.tree_step", lang=lang, step=n - 6) not in texts and t("dec.tree_step", lang=lang, step=n - 5) in texts
+    assert any(x.startswith("…") for x in texts)  # the last 6 steps drawn, the hypotheses before them summarised
+    assert "<eos>" in texts  # finished hypotheses drawn
+    best = final[t("dec.col_tokens_list", lang=lang)].iloc[0]
+    assert best in desc and t("dec.tree_step", lang=lang, step=n) in texts  # the description names the best answer
     assert any(t("dec.tree_caption", lang=lang, lo=n - 5, hi=n, cap=6, pruned=3, m=0).split("(")[0] in c.value
                for c in at.caption)
     candidates = frame(at, "dec_candidates", lang)

@@ -1,5 +1,6 @@
 """Lesson 10's presentation machinery (lessons/10_decoding.py): the toy table and its controls, the model and
-input pickers, the strategies' settings, the bar charts and tables, and the beam-search tree in Graphviz DOT."""
+input pickers, the strategies' settings, the bar charts and tables, and the beam-search tree (SVG drawn on the
+server by ui/tree_diagram.py)."""
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -9,6 +10,7 @@ from core.decoding import beam_paths
 from core.tasks import BOS_ID, EOS_ID, TaskInputError
 from ui import charts, links, models, panels, tables
 from ui.i18n import md_escape, number, t
+from ui.tree_diagram import Tree, TreeNode, layout, render
 
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
 MAX_TOY, BOUND = 12, 50.0
@@ -57,38 +59,49 @@ def input_problem(error: TaskInputError, task) -> str:
              symbols=md_escape(" ".join(task.src_vocab.symbols)), example=md_escape(task.examples(1)[0][0]))
 
 
-def quote(text: str) -> str:
-    """Text made safe inside a quoted graphviz label."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def tree_dot(beam, names: list[str], upto: int, best: list[int]) -> str:
-    """The search tree of steps lo..upto (at most MAX_DRAWN_STEPS): kept candidates and the best pruned ones."""
-    lo, paths = max(1, upto - MAX_DRAWN_STEPS + 1), beam_paths(beam)
-    out = [('digraph { rankdir=LR; bgcolor="transparent"; nodesep=0.06; ranksep=0.3; edge [arrowsize=0.5]; '
-            'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, margin="0.05,0.02"];')]
+def beam_tree(beam, names: list[str], upto: int) -> tuple[Tree, str]:
+    """The search tree of steps lo..upto (at most MAX_DRAWN_STEPS), placed (ui/tree_diagram.py): the root or the
+    hypotheses alive before step lo, then each step's kept candidates and best pruned ones. Returns the tree and
+    its full text description, which names every node's hypothesis and log-probability."""
+    lo, paths, best = max(1, upto - MAX_DRAWN_STEPS + 1), beam_paths(beam), beam.hypotheses[0]
     if lo == 1:
-        out.append('"r" [label="<bos>", fillcolor="white"];')
-    for i, path in (paths[lo - 2].items() if lo > 1 else []):
-        if path[-1] != EOS_ID:
-            tail = quote(" ".join(names[x] for x in path[-3:]))
-            out.append(f'"n{lo - 1}_{i}" [label="… {tail}", fillcolor="white"];')
+        previous = {-1: TreeNode((names[BOS_ID],), marked=True)}
+    else:
+        previous = {i: TreeNode((f"… {' '.join(names[x] for x in path[-3:])}",), marked=path == best.tokens[:lo - 1])
+                    for i, path in paths[lo - 2].items() if path[-1] != EOS_ID}
+    columns, steps = [list(previous.values())], []
     for s in range(lo, upto + 1):
-        step, kept = beam.steps[s - 1], paths[s - 1]
-        for i in range(min(len(step.token), len(kept) + PRUNED_SHOWN)):
-            parent, token = int(step.parent[i]), int(step.token[i])
-            on_best = i in kept and kept[i] == best[:s]
-            look = ('fillcolor="#009E7355", peripheries=2' if i in kept and token == EOS_ID else
-                    'fillcolor="#56B4E966"' if i in kept else
-                    'fillcolor="white", style="rounded,dashed", fontcolor="#6E6E6E", color="#9E9E9E"')
-            pen = f', penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else ""
-            log_p = number(float(step.log_prob[i]), ".2f")
-            out.append(f'"n{s}_{i}" [label="{quote(names[token])}\\n{log_p}", {look}{pen}];')
-            source = "r" if parent == -1 else f"n{s - 1}_{parent}"
-            edge = f'penwidth=2.5, color="{charts.PALETTE["highlight"]}"' if on_best else (
-                'color="#424242"' if i in kept else 'style=dashed, color="#9E9E9E"')
-            out.append(f'"{source}" -> "n{s}_{i}" [{edge}];')
-    return "\n".join(out + ["}"])
+        previous, text = step_nodes(beam.steps[s - 1], paths[s - 2] if s > 1 else {-1: []}, paths[s - 1], s,
+                                    previous, names, best.tokens)
+        columns.append(list(previous.values()))
+        steps.append(text)
+    tree = layout(columns, [""] + [t("dec.tree_step", step=s) for s in range(lo, upto + 1)])
+    return tree, t("dec.tree_description", lo=lo, hi=upto, steps=" ".join(steps),
+                   best=" ".join(names[x] for x in best.tokens), best_logp=best.log_prob)
+
+
+def step_nodes(step, earlier: dict, kept: dict, s: int, parents: dict, names: list[str], best: list[int]
+               ) -> tuple[dict, str]:
+    """Step s's kept candidates and its PRUNED_SHOWN best pruned ones as boxes ({candidate index: box}), each
+    grown from its parent's box in `parents`, and the sentence that names them. `earlier` and `kept`: the kept
+    paths of steps s - 1 and s (core.decoding.beam_paths)."""
+    boxes, named = {}, {"kept": [], "finished": [], "pruned": []}
+    for i in range(min(len(step.token), len(kept) + PRUNED_SHOWN)):
+        token, log_p = int(step.token[i]), float(step.log_prob[i])
+        look = "pruned" if i not in kept else "finished" if token == EOS_ID else "kept"
+        boxes[i] = TreeNode((names[token], number(log_p, ".2f")), parents[int(step.parent[i])], look,
+                            marked=i in kept and kept[i] == best[:s])
+        path = [*earlier[int(step.parent[i])], token]
+        named[look].append(f"{' '.join(names[x] for x in path)} ({number(log_p, '.2f')})")
+    listed = {look: "; ".join(items) or t("dec.tree_none") for look, items in named.items()}
+    return boxes, t("dec.tree_step_text", step=s, shown=len(named["pruned"]),
+                     total=len(step.token) - len(kept), **listed)
+
+
+def tree_svg(beam, names: list[str], upto: int) -> str:
+    """The beam search tree up to step `upto` as one accessible SVG, drawn on the server."""
+    tree, description = beam_tree(beam, names, upto)
+    return render(tree, title=t("dec.tree_title"), description=description, name="dec-tree")
 
 
 def toy_controls() -> panels.EditedMatrix:

@@ -153,7 +153,7 @@ class Column:
 
 # ---- drawing ---------------------------------------------------------------------------------------------
 
-def _num(v: float) -> str:
+def num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
@@ -163,40 +163,47 @@ def tint(color: str | None) -> str:
     return "#" + "".join(f"{round(255 - TINT * (255 - c)):02X}" for c in channels)
 
 
-def _text(lines: list[str] | tuple[str, ...], x: float, top: float, size: float = FONT, bold: bool = False,
-          halo: bool = False) -> str:
+def text_block(lines: list[str] | tuple[str, ...], x: float, top: float, size: float = FONT, bold: bool = False,
+               halo: bool = False, color: str = INK) -> str:
     """Centred lines of text, the first line's box starting at `top`; a white halo keeps them readable over a line."""
     weight = ' font-weight="600"' if bold else ""
-    spans = "".join(f'<tspan x="{_num(x)}" y="{_num(top + (i + 0.72) * LINE)}">{html.escape(line, quote=False)}'
+    spans = "".join(f'<tspan x="{num(x)}" y="{num(top + (i + 0.72) * LINE)}">{html.escape(line, quote=False)}'
                     "</tspan>" for i, line in enumerate(lines))
     outline = ' stroke="#FFFFFF" stroke-width="4" stroke-linejoin="round" paint-order="stroke"' if halo else ""
-    return f'<text text-anchor="middle" font-size="{size}"{weight}{outline} fill="{INK}">{spans}</text>'
+    return f'<text text-anchor="middle" font-size="{size}"{weight}{outline} fill="{color}">{spans}</text>'
 
 
-def _arrow(points: list[tuple[float, float]], color: str = EDGE, width: float = 1.4, dashed: bool = False) -> str:
-    """A polyline ending in an arrowhead at its last point."""
-    (x0, y0), (x1, y1) = points[-2], points[-1]
+def arrowhead(start: tuple[float, float], tip: tuple[float, float], color: str, width: float
+              ) -> tuple[tuple[float, float], str]:
+    """The arrowhead of a line of `width` arriving at `tip` from the direction of `start`: (where the line should
+    stop, the head's polygon)."""
+    (x0, y0), (x1, y1) = start, tip
     length = max(1e-9, ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5)
     ux, uy = (x1 - x0) / length, (y1 - y0) / length  # the last segment's direction
     head, half = 5 + 2 * width, (5 + 2 * width) * 0.45
     base = (x1 - ux * head, y1 - uy * head)
     wing = [(base[0] - uy * half, base[1] + ux * half), (base[0] + uy * half, base[1] - ux * half)]
-    line = " ".join(f"{_num(x)},{_num(y)}" for x, y in [*points[:-1], base])
+    corners = " ".join(f"{num(x)},{num(y)}" for x, y in [(x1, y1), *wing])
+    return base, f'<polygon points="{corners}" fill="{color}"/>'
+
+
+def _arrow(points: list[tuple[float, float]], color: str = EDGE, width: float = 1.4, dashed: bool = False) -> str:
+    """A polyline ending in an arrowhead at its last point."""
+    base, head = arrowhead(points[-2], points[-1], color, width)
+    line = " ".join(f"{num(x)},{num(y)}" for x, y in [*points[:-1], base])
     dash = ' stroke-dasharray="5 3"' if dashed else ""
-    tip = " ".join(f"{_num(x)},{_num(y)}" for x, y in [(x1, y1), *wing])
-    return (f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="{width}"{dash}/>'
-            f'<polygon points="{tip}" fill="{color}"/>')
+    return f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="{width}"{dash}/>' + head
 
 
 def _node(node: Node) -> str:
     if node.kind == "add":
         r, x, y = ADD_R, node.x, node.cy
-        cross = f"M{_num(x - r + 4)},{_num(y)}H{_num(x + r - 4)}M{_num(x)},{_num(y - r + 4)}V{_num(y + r - 4)}"
-        return (f'<circle cx="{_num(x)}" cy="{_num(y)}" r="{r}" fill="#FFFFFF" stroke="{INK}" stroke-width="1.2"/>'
+        cross = f"M{num(x - r + 4)},{num(y)}H{num(x + r - 4)}M{num(x)},{num(y - r + 4)}V{num(y + r - 4)}"
+        return (f'<circle cx="{num(x)}" cy="{num(y)}" r="{r}" fill="#FFFFFF" stroke="{INK}" stroke-width="1.2"/>'
                 f'<path d="{cross}" stroke="{INK}" stroke-width="1.4"/>')
-    return (f'<rect x="{_num(node.x - node.w / 2)}" y="{_num(node.y)}" width="{_num(node.w)}" '
-            f'height="{_num(node.h)}" rx="7" fill="{tint(node.fill)}" stroke="{INK}"/>'
-            + _text(node.lines, node.x, node.y + PAD_Y))
+    return (f'<rect x="{num(node.x - node.w / 2)}" y="{num(node.y)}" width="{num(node.w)}" '
+            f'height="{num(node.h)}" rx="7" fill="{tint(node.fill)}" stroke="{INK}"/>'
+            + text_block(node.lines, node.x, node.y + PAD_Y))
 
 
 def _column(col: Column) -> list[str]:
@@ -204,17 +211,17 @@ def _column(col: Column) -> list[str]:
     out = []
     for frame in col.frames():
         left = col.x - col.box_w / 2 - FRAME_PAD - (LANE if col.sign < 0 else 0)
-        out.append(f'<rect x="{_num(left)}" y="{_num(frame.top)}" width="{_num(col.width)}" '
-                   f'height="{_num(frame.bottom - frame.top)}" rx="10" fill="none" stroke="{FRAME_INK}" '
+        out.append(f'<rect x="{num(left)}" y="{num(frame.top)}" width="{num(col.width)}" '
+                   f'height="{num(frame.bottom - frame.top)}" rx="10" fill="none" stroke="{FRAME_INK}" '
                    f'stroke-dasharray="6 4"/>')
-        out += [_text([line], col.x - col.sign * LANE / 2, frame.top + 2 + i * LINE, TITLE_FONT, bold, halo=True)
-                for i, (line, bold) in enumerate(frame.lines)]
+        out += [text_block([line], col.x - col.sign * LANE / 2, frame.top + 2 + i * LINE, TITLE_FONT, bold,
+                           halo=True) for i, (line, bold) in enumerate(frame.lines)]
     nodes = col.nodes()
     out += [_arrow([(col.x, a.y + a.h), (col.x, b.y)]) for a, b in zip(nodes, nodes[1:])]
     lane_x = col.x + col.sign * (col.box_w / 2 + LANE / 2)
     for branch in (item for item in col.flat() if isinstance(item, Branch)):
         add = branch.to
-        out.append(f'<circle cx="{_num(col.x)}" cy="{_num(branch.y)}" r="3" fill="{EDGE}"/>')
+        out.append(f'<circle cx="{num(col.x)}" cy="{num(branch.y)}" r="3" fill="{EDGE}"/>')
         path = [(col.x, branch.y), (lane_x, branch.y), (lane_x, add.cy), (col.x + col.sign * ADD_R, add.cy)]
         out.append(_arrow(path, dashed=True))
     return out + [_node(node) for node in nodes]
@@ -227,7 +234,7 @@ def _link(link: Link) -> list[str]:
     x0, x1 = a.x + sign * a.w / 2, b.x - sign * b.w / 2
     points = [(x0, a.cy), (x1, a.cy)] if abs(a.cy - b.cy) < 0.5 else [(x0, a.cy), ((x0 + x1) / 2, a.cy),
                                                                         ((x0 + x1) / 2, b.cy), (x1, b.cy)]
-    label = _text([link.label], (x0 + x1) / 2, a.cy - LINE - 2, FONT, bold=True, halo=True) if link.label else ""
+    label = text_block([link.label], (x0 + x1) / 2, a.cy - LINE - 2, FONT, bold=True, halo=True) if link.label else ""
     return [_arrow(points, link.color, width=2.4), label]
 
 
@@ -244,10 +251,15 @@ def render(columns: list[Column], links: list[Link], size: tuple[float, float], 
            name: str) -> str:
     """The placed columns and links as one accessible SVG (`name` makes its ids unique on the page). The opening tag
     ends its own line, so markdown (st.markdown with unsafe_allow_html) takes the whole SVG as one raw HTML block."""
-    width, height = size
     body = [part for col in columns for part in _column(col)] + [part for link in links for part in _link(link)]
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" role="img" '
+    return document(body, size, title=title, description=description, name=name)
+
+
+def document(body: list[str], size: tuple[float, float], *, title: str, description: str, name: str) -> str:
+    """SVG elements as one accessible SVG of `size` (width, height) that scales down to its column, never up."""
+    width, height = size
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {num(width)} {num(height)}" role="img" '
             f'aria-labelledby="{name}-title" aria-describedby="{name}-desc" '
-            f'style="width: 100%; max-width: {_num(width)}px; height: auto; display: block">\n'
+            f'style="width: 100%; max-width: {num(width)}px; height: auto; display: block">\n'
             f'<title id="{name}-title">{html.escape(title, quote=False)}</title>'
             f'<desc id="{name}-desc">{html.escape(description, quote=False)}</desc>' + "".join(body) + "</svg>")

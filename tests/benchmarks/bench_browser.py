@@ -104,8 +104,9 @@ INTERACTIONS = {
                                    ("sidebar", "Model width (d_model)")],
     "lessons/09_training.py": [("main", "Task"), ("main", "d_model"), ("main", "Training steps"),
                                ("sidebar", "Random seed")],
-    "lessons/10_decoding.py": [("main", "Temperature T"), ("main", "Beam width", "dec_part=model"),
-                               ("main", "Strategy to step through", "dec_part=model"), ("sidebar", "Random seed")],
+    "lessons/10_decoding.py": [("main", "Temperature T"), ("main", "Beam width", "dec_part=model&dec_view=beam"),
+                               ("main", "Strategy to step through", "dec_part=model&dec_view=sampling"),
+                               ("sidebar", "Random seed")],  # the width redraws the beam tree; sampling -> beam too
     "lessons/11_exercises.py": [("main", "Tolerance"),
                                 ("main", "How many residual connections does one encoder layer have?"),
                                 ("sidebar", "Show the numbers")],
