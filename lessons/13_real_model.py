@@ -104,10 +104,10 @@ def special_share(R: dict) -> None:
     """How much of each head's attention goes to [CLS] and [SEP]."""
     st.subheader(t("real.special_header"))
     prose(t("real.special_text"))
-    with st.container():  # its numbers table comes and goes: the sections below keep their places (no redraw)
-        panels.matrix_panel(R["patterns"]["special"], title=t("real.special_title"), key="real_special",  # (L, h)
-                            row_labels=layer_names, col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)],
-                            scale="weights", max_width=700)
+    with st.container():  # its numbers come and go with the setting: the sections below keep their places
+        views.matrix_panel(R["patterns"]["special"], title=t("real.special_title"), key="real_special",  # (L, h)
+                           row_labels=layer_names, col_labels=[f"H{k + 1}" for k in range(cfg.n_heads)],
+                           scale="weights", max_width=700)
 
 
 def patterns(R: dict) -> None:
@@ -167,14 +167,14 @@ def one_head(R: dict, labels: list[str]) -> None:
     q, k, scores, weights = (R[name][li, hi] for name in ("q", "k", "scores", "weights"))  # (n, d_k) or (n, n)
     views.qk_panels(q, k, labels, li + 1, hi + 1)
     recomputed = q @ k.T / np.sqrt(cfg.d_k)  # (n, n): the scores again, from the Q and K shown
-    with st.container():  # its numbers table comes and goes: the weights below keep their place (no redraw)
-        panels.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels,
-                            col_labels=labels, scale="scores",
-                            caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
-                                      error=float(np.abs(recomputed - scores).max())))
-    panels.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", row_labels=labels,
-                        col_labels=labels, scale="weights",
-                        caption=t("real.weights_caption", error=float(np.abs(weights.sum(axis=1) - 1).max())))
+    with st.container():  # its numbers come and go with the setting: the weights below keep their place
+        views.matrix_panel(scores, title=t("real.scores_title"), key="real_scores", row_labels=labels,
+                           col_labels=labels, scale="scores",
+                           caption=t("real.scores_caption", d_k=cfg.d_k, root=float(np.sqrt(cfg.d_k)),
+                                     error=float(np.abs(recomputed - scores).max())))
+    views.matrix_panel(weights, title=t("real.weights_title"), key="real_weights", row_labels=labels,
+                       col_labels=labels, scale="weights",
+                       caption=t("real.weights_caption", error=float(np.abs(weights.sum(axis=1) - 1).max())))
 
 
 @st.fragment
@@ -194,8 +194,8 @@ def sentence_similarity() -> None:
     names = [f"S{j + 1}" for j in range(len(sentences))]
     st.markdown("\n".join(f"{j + 1}. {md_escape(s_)}" for j, s_ in enumerate(sentences)))
     cosine = views.similarity(tuple(sentences))  # (m, m)
-    panels.matrix_panel(cosine, title=t("real.cosine_title"), key="real_cosine", row_labels=names, col_labels=names,
-                        scale="diverging", caption=t("real.cosine_caption"))
+    views.matrix_panel(cosine, title=t("real.cosine_title"), key="real_cosine", row_labels=names, col_labels=names,
+                       scale="diverging", caption=t("real.cosine_caption"))
     a, b = probing.closest_pair(cosine)
     st.markdown(t("real.closest", a=a + 1, b=b + 1, cos=float(cosine[a, b])))
 

@@ -58,7 +58,19 @@ def reference(bert, text_a: str, text_b: str | None = None) -> dict:
 start = lesson_opener("lessons/13_real_model.py")
 
 
+NUMBERS = [key for key in TABLES.values() if key.endswith("_numbers")]  # each behind its own expander
+
+
+def open_numbers(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders of these numbers tables (all by default), as a click on each would."""
+    for key in keys or NUMBERS:
+        at.session_state[f"{key}_open"] = True
+    return at.run()
+
+
 def tables(at: AppTest) -> dict:
+    """Every read-only table by name, the numbers' expanders opened first."""
+    open_numbers(at)
     assert len(at.dataframe) == len(TABLES), [d.value.shape for d in at.dataframe]
     return {name: table(at, key) for name, key in TABLES.items()}
 
@@ -121,6 +133,26 @@ def test_defaults_render_and_tokens_match_the_reference_tokenizer(bert, lang):
     assert list(found.iloc[0]) == ref["tokens"]
     assert [int(v) for v in found.iloc[1]] == ref["ids"]
     assert [int(v) for v in found.iloc[2]] == ref["types"]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_numbers_are_built_only_behind_their_open_expander(lang):
+    """With "show the numbers" on, each grid's numbers wait behind an expander of their own (six grids drawn at
+    once cost the browser about 0.4 s per change); opening one builds that table only, and the page's other
+    expanders stay closed. With the setting off there are none."""
+    at = start(lang=lang)
+    assert_clean(at)
+    assert len(at.dataframe) == 2  # the tokens and the head patterns, always shown
+    titles = [t("real.special_title", lang=lang), t("real.q_title", lang=lang, layer=1, head=1),
+              t("real.k_title", lang=lang, layer=1, head=1), t("real.scores_title", lang=lang),
+              t("real.weights_title", lang=lang), t("real.cosine_title", lang=lang)]
+    numbers = {t("real.numbers_of", lang=lang, title=title) for title in titles}
+    assert numbers <= {e.label for e in at.expander}
+    open_numbers(at, "real_weights_numbers")
+    assert_clean(at)
+    assert len(at.dataframe) == 3 and table(at, "real_weights_numbers").shape == (15, 15)  # n = 15 tokens
+    off = start(lang=lang, numbers=False)
+    assert not [e for e in off.expander if e.label in numbers]
 
 
 def test_the_frame_runs_the_page():

@@ -1,6 +1,6 @@
 """Lesson 13's presentation machinery (lessons/13_real_model.py): the checks of the typed sentences, the cached runs
-of the shared MiniLM (traced attention, sentence cosines), the token table, the head-pattern table and notes, and
-one head's Q and K panels."""
+of the shared MiniLM (traced attention, sentence cosines), the token table, the head-pattern table and notes, the
+matrix panels with their numbers behind an expander, and one head's Q and K panels."""
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -9,7 +9,7 @@ import torch
 from core import pretrained
 from core.hooks import trace
 from core.lab import probing
-from ui import panels, tables
+from ui import panels, state, tables
 from ui.i18n import number, t
 from ui.minilm import minilm
 
@@ -109,5 +109,20 @@ def qk_panels(q: np.ndarray, k: np.ndarray, labels: list[str], layer: int, head:
     dims = [f"d{j + 1}" for j in range(q.shape[1])]
     for slot, (matrix, name) in zip(st.columns(2, gap="large"), ((q, "q"), (k, "k"))):
         with slot:
-            panels.matrix_panel(matrix, title=t(f"real.{name}_title", layer=layer, head=head), key=f"real_{name}",
-                                row_labels=labels, col_labels=dims, max_width=280)
+            matrix_panel(matrix, title=t(f"real.{name}_title", layer=layer, head=head), key=f"real_{name}",
+                         row_labels=labels, col_labels=dims, max_width=280)
+
+
+def matrix_panel(matrix: np.ndarray, *, title: str, key: str, **kwargs) -> None:
+    """panels.matrix_panel, its numbers (with the sidebar's "show the numbers" on) behind an expander of their own
+    that builds the table only while it is open: six grids drawn at once cost the browser about 0.4 s per change,
+    and the learner reads one at a time. The panel's CSV download has every number either way."""
+    panels.matrix_panel(matrix, title=title, key=key, show_numbers=False, **kwargs)
+    with st.container():  # comes and goes with the setting: the sections below keep their places (no redraw)
+        if not state.current().show_numbers:
+            return
+        box = st.expander(t("real.numbers_of", title=title), icon=":material/table:", key=f"{key}_numbers_open",
+                          on_change="rerun")
+        if box.open:
+            with box:
+                panels.numbers_table(matrix, kwargs["row_labels"], kwargs["col_labels"], key=f"{key}_numbers")
