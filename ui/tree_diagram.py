@@ -5,8 +5,9 @@ whose text widths, tints and SVG document it shares, the layout is a few sums, s
     root = TreeNode(("<bos>",)); child = TreeNode(("12", "-0.05"), root, look="kept", marked=True)
     svg = render(layout([[root], [child]], titles=["", "step 1"]), title=..., description=..., name=...)
 
-Layout: a column's boxes are ordered by their parents' places (so arrows seldom cross), the children of one parent
-stacked as a group centred on it, and a group pushed down just enough to clear the group above it. Looks: "plain"
+Layout: a column's boxes are grouped by parent, the groups in their parents' order (so no two arrows cross), and
+stacked tightly; the drawing is as tall as its tallest column, and every other column slides down within that
+height to line its boxes up with their parents as well as it can (on average). Looks: "plain"
 (white), "kept" (blue tint), "finished" (green tint, double border), "pruned" (white, dashed, grey text); a
 `marked` box and the arrow into it are drawn thick in the highlight colour (the path of the best answer).
 """
@@ -17,8 +18,8 @@ from dataclasses import dataclass, field
 from ui.charts import PALETTE
 from ui.diagram import EDGE, INK, LINE, MARGIN, PAD_X, arrowhead, document, num, text_block, text_width, tint
 
-PAD_Y = 4  # px inside a box above and below its text
-ROW_GAP, GROUP_GAP = 6, 12  # px between two boxes with one parent; between two parents' groups
+PAD_Y = 3  # px inside a box above and below its text
+ROW_GAP, GROUP_GAP = 5, 10  # px between two boxes with one parent; between two parents' groups
 COLUMN_GAP = 44  # px of arrow between two columns
 HEAD = LINE + 6  # px above the boxes for the columns' titles
 DIM, DIM_INK = "#9E9E9E", "#6E6E6E"  # a pruned box's border and text (4.9:1 on white)
@@ -68,35 +69,38 @@ def _groups(column: list[TreeNode], previous: list[TreeNode]) -> list[list[TreeN
     return [groups[k] for k in sorted(groups)]
 
 
-def _stack(groups: list[list[TreeNode]], centres: list[float]) -> None:
-    """Each group centred on its centre if it can be, else just below the group above it."""
-    bottom = None
-    for group, centre in zip(groups, centres):
-        height = sum(n.h for n in group) + ROW_GAP * (len(group) - 1)
-        y = centre - height / 2 if bottom is None else max(centre - height / 2, bottom + GROUP_GAP)
+def _stack(groups: list[list[TreeNode]]) -> float:
+    """The groups' boxes one below the other from y = 0 (ROW_GAP apart, GROUP_GAP between groups); returns the
+    stack's height."""
+    y = -GROUP_GAP + ROW_GAP
+    for group in groups:
+        y += GROUP_GAP - ROW_GAP
         for node in group:
             node.y, y = y, y + node.h + ROW_GAP
-        bottom = y - ROW_GAP
+    return y - ROW_GAP
 
 
 def layout(columns: list[list[TreeNode]], titles: list[str]) -> Tree:
-    """Place the columns left to right and their boxes top to bottom; returns the placed tree."""
-    ordered, left = [], MARGIN
+    """Place the columns left to right and their boxes top to bottom; returns the placed tree. The drawing is as
+    tall as its tallest column: every other column moves down as far as lines its boxes up with their parents on
+    average, and no further."""
+    ordered, heights, left = [], [], MARGIN
     for c, column in enumerate(columns):
         groups = _groups(column, ordered[-1]) if c else [column]
-        centres = [group[0].parent.cy if group[0].parent else 0.0 for group in groups]
-        _stack(groups, centres)
+        heights.append(_stack(groups))
         ordered.append([node for group in groups for node in group])
         width = max([node.w for node in column] + [text_width(titles[c])])
         for node in column:
             node.x = left + width / 2
         left += width + COLUMN_GAP
+    top, tallest = MARGIN + HEAD, max(heights)
+    for column, height in zip(ordered, heights):
+        pulls = [node.parent.cy - node.cy for node in column if node.parent]  # the parents are placed already
+        wanted = sum(pulls) / len(pulls) if pulls else top + (tallest - height) / 2
+        for node in column:
+            node.y += min(max(wanted, top), top + tallest - height)
     nodes = [node for column in ordered for node in column]
-    top = min(node.y for node in nodes)
-    for node in nodes:
-        node.y += MARGIN + HEAD - top
-    height = max(node.y + node.h for node in nodes) + MARGIN
-    return Tree(ordered, titles, (left - COLUMN_GAP + MARGIN, height), nodes)
+    return Tree(ordered, titles, (left - COLUMN_GAP + MARGIN, MARGIN + HEAD + tallest + MARGIN), nodes)
 
 
 def _edge(node: TreeNode) -> str:
