@@ -136,6 +136,7 @@ def test_the_beam_tree_draws_every_kept_beam_with_its_token_and_log_prob_without
     from core.tasks import EOS_ID
     from ui.decoding_views import MAX_DRAWN_STEPS, PRUNED_SHOWN, beam_tree
     from ui.i18n import number
+    from ui.tree_diagram import GROUP_GAP, HEAD, MARGIN, ROW_GAP
 
     ckpt, src, beam = beam_of(name, text, width)
     names, paths = ckpt.task.tgt_vocab.tokens, beam_paths(beam)
@@ -150,6 +151,8 @@ def test_the_beam_tree_draws_every_kept_beam_with_its_token_and_log_prob_without
             assert len({n.x for n in col}) == 1 and all(n.parent in tree.columns[tree.columns.index(col) - 1]
                                                          for n in col if n.parent)
         width_px, height_px = tree.size
+        stacks = [sum(n.h + ROW_GAP + GROUP_GAP for n in col) for col in tree.columns]
+        assert height_px <= 2 * MARGIN + HEAD + max(stacks)  # as tall as its tallest column, however wide the beam
         assert all(0 <= n.x - n.w / 2 and n.x + n.w / 2 <= width_px and 0 <= n.y and n.y + n.h <= height_px
                    for n in tree.nodes)
         for s, col in zip(range(lo, upto + 1), tree.columns[1:]):

@@ -370,6 +370,7 @@ def test_beam_view_with_its_tree(ckpt, lang):
         assert lp == pytest.approx(teacher_forced(model, src, ids)[1], abs=1e-3)
     scores = final[t("dec.col_logp", lang=lang)].to_numpy(float)
     assert (np.diff(scores) <= 1e-9).all()  # alpha = 0: ranked by log P
+    assert not at.get("graphviz_chart")  # drawn on the server, nothing laid out in the browser
     texts, desc = tree_texts(at)
     assert "<bos>" in texts and not any(x.startswith("…") for x in texts)  # step 1: the root and its children
     n = int(widget(at, "slider", "w_dec_step").max)

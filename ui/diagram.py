@@ -7,7 +7,8 @@ item goes below the previous one) and text widths are estimated generously, so a
     svg = render([enc, dec], [Link(memory, cross, "K, V")], layout([enc, dec]), title=..., description=..., name=...)
 
 The SVG names itself for screen readers (`<title>`, `<desc>`) and scales down to its container, never up. Show it
-with `st.markdown(svg, unsafe_allow_html=True)`: st.html's sanitizer keeps HTML only and drops SVG.
+with `st.markdown(svg, unsafe_allow_html=True)`: st.html's sanitizer keeps HTML only and drops SVG. ui/tree_diagram.py
+(lesson 10's beam search tree) draws with the same text, arrowheads and `document`.
 """
 from __future__ import annotations
 
