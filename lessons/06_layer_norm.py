@@ -2,9 +2,11 @@
 
 X (n x d) -> per token mean and std -> (x - mean) / (std + eps) [annotated] or (x - mean) / sqrt(var + eps)
 [torch] -> gamma * normalized + beta, all by core.LayerNorm, read through its hook points (core.hooks.trace).
-γ and β sit with the outputs they change, in a section of their own (`affine`: moving them reruns it alone).
-Then the axis of batch normalization, and pre-norm vs post-norm (core.lab.gradients.gradient_norms_at_init).
-The editor's controls, the LaTeX, tables, diagram and chart that are not the story live in ui/norm_views.py.
+Four parts, one on screen at a time (ui/parts.py, `PARTS`): the statistics of each token; the two styles side by
+side with γ and β (a section of their own, `affine`: moving them reruns it alone) and the pair (a, −a); the axis
+of batch normalization; pre-norm vs post-norm (core.lab.gradients.gradient_norms_at_init). The first three start
+from the editable tokens. The editor's controls, the LaTeX, tables, diagram and chart that are not the story live
+in ui/norm_views.py.
 """
 import numpy as np
 import pandas as pd
@@ -16,17 +18,19 @@ from core.hooks import trace
 from core.lab.norms import both_styles, constant_rows, traced_layer_norm
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
-from ui import charts, links, norm_views as views, panels, scenes, state
+from ui import charts, links, norm_views as views, panels, parts, scenes, state
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
 MAX_LAYERS, EXP_MAX_D = 24, 64  # the pre/post experiment: up to 24 layers, d_model <= 64 (EXP_TOKENS tokens)
+PARTS = ("statistics", "styles", "batch", "placement")  # the sub-lessons (ui/parts.py), label key ln.part_of.<code>
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "gain_shift": {"ln_gamma": 2.0, "ln_beta": 0.5, "ln_dims": 2},
-    "four_dims": {"ln_dims": 4, "ln_gamma": 1.0, "ln_beta": 0.0},
-    "tiny_pair": {"ln_pair": 0.01, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0},
-    "deep_stack": {"ln_layers": 24, "ln_pair": 1.0, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0},
+    "gain_shift": {"ln_gamma": 2.0, "ln_beta": 0.5, "ln_dims": 2, "ln_part": "styles"},
+    "four_dims": {"ln_dims": 4, "ln_gamma": 1.0, "ln_beta": 0.0, "ln_part": "styles"},
+    "tiny_pair": {"ln_pair": 0.01, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0, "ln_part": "styles"},
+    "deep_stack": {"ln_layers": 24, "ln_pair": 1.0, "ln_dims": 2, "ln_gamma": 1.0, "ln_beta": 0.0,
+                   "ln_part": "placement"},
 }
 
 
@@ -41,9 +45,9 @@ def intro() -> None:
     prose(t("ln.equations", eps_a=views.eps_tex("annotated"), eps_t=views.eps_tex("torch")))
 
 
-def inputs() -> tuple[list[str], np.ndarray]:
-    """The tokens' vectors (an editable table) beside d; a change reruns the whole lesson (γ and β act in `affine`).
-    Returns the token labels and X (n, d)."""
+def inputs() -> tuple[list[str], np.ndarray, dict]:
+    """The tokens' vectors (an editable table) beside d, which the first three parts start from; a change reruns
+    the whole lesson. Returns the token labels, X (n, d) and both styles' μ, deviations and x̂ without γ and β."""
     st.subheader(t("ln.input_header"))
     editor_col, controls_col = st.columns([3, 2], gap="large")
     with controls_col:
@@ -53,13 +57,10 @@ def inputs() -> tuple[list[str], np.ndarray]:
         st.caption(t("ln.example_caption"))
     if edited.problems:
         panels.problems_box(edited.problems)
-    return edited.labels, edited.values
-
-
-def one_dimension(X: np.ndarray) -> None:
-    """What one dimension does to the normalization."""
-    if X.shape[1] == 1:
+    X = edited.values  # (n, d)
+    if X.shape[1] == 1:  # what one dimension does to the normalization
         st.info(t("ln.one_dim"), icon=":material/info:")
+    return edited.labels, X, both_styles(X, 1.0, 0.0, settings.device)
 
 
 def constant_inputs(tokens: list[str], X: np.ndarray, beta: float) -> None:
@@ -92,9 +93,9 @@ def one_token(tokens: list[str], X: np.ndarray, R: dict) -> None:
     st.latex(views.token_latex(X, R, pick))
 
 
-def steps(tokens: list[str], X: np.ndarray, R: dict) -> None:
-    """X and X minus its mean (γ and β act in `affine`, below)."""
-    st.subheader(t("ln.steps_header"))
+def centering(tokens: list[str], X: np.ndarray, R: dict) -> None:
+    """X and X minus its mean (x̂, γ and β are the next part's)."""
+    st.subheader(t("ln.centered_header"))
     dims = [f"d{k}" for k in range(X.shape[1])]
     left, right = st.columns(2, gap="large")
     with left:
@@ -201,11 +202,39 @@ def experiment() -> None:
 
 
 def closing() -> None:
-    prose(t("ln.xiong"))
     panels.show_code(traced_layer_norm, both_styles, core.LayerNorm, trace, _Block.residual, gradient_norms_at_init,
                      parameter_gradient_norm)
     st.subheader(t("ln.notice_header"))
     st.markdown(t("ln.notice_points"))
+
+
+def statistics_part() -> None:
+    """Part 1: each token's mean and standard deviation, one token written out, X and X − μ."""
+    tokens, X, R = inputs()
+    statistics(tokens, X, R)
+    one_token(tokens, X, R)
+    centering(tokens, X, R)
+
+
+def styles_part() -> None:
+    """Part 2: x̂ in both styles with γ and β, and the pair (a, −a) where the styles differ."""
+    tokens, X, _ = inputs()
+    st.subheader(t("ln.steps_header"))
+    affine(tokens, X)
+    pair()
+
+
+def batch_part() -> None:
+    """Part 3: the axis of layer normalization against the axis of batch normalization."""
+    tokens, X, R = inputs()
+    batch_axis(tokens, X, R)
+
+
+def placement_part() -> None:
+    """Part 4: pre-norm and post-norm drawn, the gradient experiment and what Xiong et al. found."""
+    placement()
+    experiment()
+    prose(t("ln.xiong"))
 
 
 settings = state.settings()
@@ -213,17 +242,9 @@ ss = st.session_state
 for name, value in (("ln_dims", 2), ("ln_gamma", 1.0), ("ln_beta", 0.0), ("ln_pair", 1.0), ("ln_layers", 6),
                     ("ln_token", 0)):
     ss.setdefault(name, value)
+lang = settings.lang  # the format function gets it now: Streamlit may call it outside the run
 
 intro()
-tokens, X = inputs()
-R = both_styles(X, 1.0, 0.0, settings.device)  # μ, the deviations and x̂ (γ and β act in `affine` alone)
-one_dimension(X)
-statistics(tokens, X, R)
-one_token(tokens, X, R)
-steps(tokens, X, R)
-affine(tokens, X)
-pair()
-batch_axis(tokens, X, R)
-placement()
-experiment()
+part = parts.pick("ln_part", PARTS, label=t("ln.part"), format_func=lambda p: t(f"ln.part_of.{p}", lang))
+{"statistics": statistics_part, "styles": styles_part, "batch": batch_part, "placement": placement_part}[part]()
 closing()

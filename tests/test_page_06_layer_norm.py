@@ -10,6 +10,7 @@ import string
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from streamlit import dataframe_util
@@ -22,25 +23,40 @@ from core.lab.norms import both_styles, traced_layer_norm
 from core.layers import _Block
 from ui.i18n import lookup, t
 from conftest import lesson_opener, widget
+from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "06_layer_norm.py"
 X0 = np.array([[0.4513, -0.1872], [1.2927, -0.6469], [0.9508, 0.8249]])  # exercise 1's result
 COURSE_MEANS, COURSE_STDS = (0.1320, 0.3229, 0.8879), (0.4515, 1.3715, 0.0890)  # exercise 3
-NAMES = ("stats", "X", "centered", "norm_annotated", "out_annotated", "norm_torch", "out_torch", "pair",
-         "axis_layer", "axis_batch", "grads")
+TABLES = {"stats": "ln_stats", "X": "ln_X_numbers", "centered": "ln_centered_numbers",  # part 1, statistics
+          "norm_annotated": "ln_norm_annotated_numbers", "out_annotated": "ln_out_annotated_numbers",  # part 2
+          "norm_torch": "ln_norm_torch_numbers", "out_torch": "ln_out_torch_numbers", "pair": "ln_pair_table",
+          "axis_layer": "ln_axis_layer_numbers", "axis_batch": "ln_axis_batch_numbers",  # part 3, batch
+          "grads": "ln_grad_numbers"}  # part 4, placement; a name -> the key of its table
 
 
 start = lesson_opener("lessons/06_layer_norm.py")
 
 
-def tables(at: AppTest, annotated: bool = True) -> dict[str, np.ndarray]:
-    """The read-only tables in page order (the annotated ones are missing when d = 1)."""
-    frames = [d.value for d in at.dataframe if d.editing_mode == "read_only"]
-    names = [n for n in NAMES if annotated or "annotated" not in n]
-    assert len(frames) == len(names), [f.shape for f in frames]
-    return dict(zip(names, frames))
+def tables(at: AppTest) -> dict[str, pd.DataFrame]:
+    """The read-only tables of the part on screen, by name (found by key; the annotated ones are missing when
+    d = 1)."""
+    got = {}
+    for name, key in TABLES.items():
+        try:
+            got[name] = table(at, key)
+        except KeyError:
+            continue
+    return got
+
+
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick one of the lesson's parts (ui/parts.py) with its selector."""
+    widget(at, "radio", "w_ln_part").set_value(part).run()
+    assert at.session_state["ln_part"] == part
+    return at
 
 
 def edit(at: AppTest, **change) -> AppTest:
@@ -106,13 +122,33 @@ def test_runs_in_both_languages(path, lang):
     at = start(path, lang=lang, numbers=False, show_code=True)  # "show the code" open
     assert_clean(at)
     assert at.title[0].value == t("ln.title", lang=lang)
-    assert len([d for d in at.dataframe if d.editing_mode == "read_only"]) == 2  # per-token stats, [a, -a]
+    assert at.session_state["ln_part"] == "statistics"  # the first part, alone
+    assert list(tables(at)) == ["stats"]  # the per-token statistics (the matrices' numbers are off)
     assert any(t("ln.course_check", lang=lang) == c.value for c in at.caption)
     if path == APP:
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
     functions = (traced_layer_norm, both_styles, core.LayerNorm, trace, _Block.residual, gradient_norms_at_init,
                  parameter_gradient_norm)
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in functions]  # code shown = run
+
+
+PART_TABLES = {"statistics": ["stats", "X", "centered"], "styles": ["norm_annotated", "out_annotated", "norm_torch",
+               "out_torch", "pair"], "batch": ["axis_layer", "axis_batch"], "placement": ["grads"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_each_part_draws_its_own_sections_alone(lang):
+    """One part on screen at a time: its tables and only its tables, the editor in the three parts that start
+    from the tokens, the diagrams and the experiment in the last."""
+    at = start(lang=lang)
+    for part, names in PART_TABLES.items():
+        open_part(at, part)
+        assert_clean(at)
+        assert list(tables(at)) == names, part
+        assert len(at.data_editor) == (part != "placement"), part
+        svgs = [m for m in at.markdown if m.value.startswith("<svg")]
+        assert len(svgs) == 2 * (part == "placement"), part
+        assert (t("ln.xiong", lang=lang) in [m.value for m in at.markdown]) == (part == "placement"), part
 
 
 def test_defaults_show_the_course_numbers():
@@ -129,20 +165,22 @@ def test_defaults_show_the_course_numbers():
     np.testing.assert_allclose(got["X"].to_numpy(dtype=float), X0)
     np.testing.assert_allclose(got["centered"].to_numpy(dtype=float), X0 - X0.mean(axis=1, keepdims=True),
                                atol=1e-12)
+    widget(at, "selectbox", "w_ln_token").set_value(2).run()  # the calculation written out for t2
+    assert "0.8879" in at.latex[-1].value and "0.0890" in at.latex[-1].value
+    got = tables(open_part(at, "styles"))
     np.testing.assert_allclose(got["norm_annotated"].to_numpy(dtype=float), annotated_reference(X0)[0], atol=1e-12)
     np.testing.assert_allclose(got["norm_torch"].to_numpy(dtype=float), torch_reference(X0)[0], atol=1e-12)
+    got = tables(open_part(at, "batch"))
     batch = torch.nn.BatchNorm1d(2, eps=1e-5, affine=False, track_running_stats=False, dtype=torch.float64)
     want = batch(torch.tensor(X0)).detach().numpy()  # training-mode statistics over the batch axis
     np.testing.assert_allclose(got["axis_batch"].to_numpy(dtype=float), want, atol=1e-12)
     np.testing.assert_allclose(got["axis_layer"].to_numpy(dtype=float), torch_reference(X0)[0], atol=1e-12)
     assert np.abs(got["axis_batch"].to_numpy(dtype=float).mean(axis=0)).max() < 1e-12
     assert np.abs(got["axis_layer"].to_numpy(dtype=float).mean(axis=1)).max() < 1e-12
-    widget(at, "selectbox", "w_ln_token").set_value(2).run()  # the calculation written out for t2
-    assert "0.8879" in at.latex[-1].value and "0.0890" in at.latex[-1].value
 
 
 def test_gamma_and_beta_match_nn_layernorm_and_the_formula():
-    at = start()
+    at = start(ln_part="styles")
     before = tables(at)
     at.slider(key="w_ln_gamma").set_value(2.5)
     at.slider(key="w_ln_beta").set_value(-0.75).run()
@@ -157,7 +195,7 @@ def test_gamma_and_beta_match_nn_layernorm_and_the_formula():
 
 
 def test_the_two_styles_on_a_and_minus_a():
-    at = start()
+    at = start(ln_part="styles")
     pair = tables(at)["pair"].to_numpy(dtype=float)  # rows annotated, torch; columns mean, std, x1, x2
     assert [f"{v:.4f}" for v in pair[0, 2:]] == ["0.7071", "-0.7071"]
     assert [f"{v:.4f}" for v in pair[1, 2:]] == ["1.0000", "-1.0000"]
@@ -174,7 +212,7 @@ def test_the_two_styles_on_a_and_minus_a():
 
 
 def test_gradient_norms_match_an_independent_recomputation():
-    at = start(state={"cfg_seed": 3})
+    at = start(ln_part="placement", state={"cfg_seed": 3})
     at.slider(key="w_ln_layers").set_value(3).run()
     assert_clean(at)
     grads = tables(at)["grads"].to_numpy(dtype=float)  # rows layers, columns pre, post
@@ -196,14 +234,22 @@ EXTREMES = ["layers_1", "layers_24_largest_shared", "one_dim", "sixteen_dims", "
 
 @pytest.mark.parametrize("case", EXTREMES)
 def test_extremes_of_the_controls(case):
+    """Each extreme set in the part that holds its control, then the parts that show its effect checked."""
     lang = "es" if EXTREMES.index(case) % 2 else "en"
     state = {"cfg_d_model": 512, "cfg_heads": 16} if "largest" in case else {}
-    at = start(lang=lang, state=state)
-    x, gamma, beta, annotated = X0, 1.0, 0.0, True
     if case.startswith("layers"):
         n_layers = 1 if case == "layers_1" else 24
+        at = start(lang=lang, state=state, ln_part="placement")
         at.slider(key="w_ln_layers").set_value(n_layers).run()
-    elif case == "one_dim":
+        assert_clean(at)
+        assert tables(at)["grads"].shape == (n_layers, 2) and np.isfinite(tables(at)["grads"].to_numpy()).all()
+        if n_layers == 24:
+            d_exp = min(512, 64)
+            assert any(f"d_model = {d_exp}" in c.value for c in at.caption)
+        return
+    at = start(lang=lang, state=state, ln_part="styles" if case == "gamma_beta_extremes" else "statistics")
+    x, gamma, beta, annotated = X0, 1.0, 0.0, True
+    if case == "one_dim":
         at.number_input(key="w_ln_dims").set_value(1).run()
         x, annotated = X0[:, :1], False
     elif case == "sixteen_dims":
@@ -225,22 +271,20 @@ def test_extremes_of_the_controls(case):
         at.slider(key="w_ln_beta").set_value(2.0).run()
         gamma, beta = -2.0, 2.0
     assert_clean(at)
-    got = tables(at, annotated=annotated)
+    got = tables(open_part(at, "statistics")) | tables(open_part(at, "styles")) | tables(open_part(at, "batch"))
+    assert_clean(at)
     assert all(np.isfinite(v.to_numpy(dtype=float)).all() for v in got.values())  # never a NaN on screen
+    assert ("norm_annotated" in got) == annotated
     np.testing.assert_allclose(got["X"].to_numpy(dtype=float), x)
     np.testing.assert_allclose(got["out_torch"].to_numpy(dtype=float), torch_reference(x, gamma, beta)[1], atol=1e-9)
     if annotated:
         np.testing.assert_allclose(got["out_annotated"].to_numpy(dtype=float), annotated_reference(x, gamma, beta)[1],
                                    atol=1e-9)
-    if case.startswith("layers"):
-        assert got["grads"].shape == (n_layers, 2)
-        if n_layers == 24:
-            d_exp = min(512, 64)
-            assert any(f"d_model = {d_exp}" in c.value for c in at.caption)
     if case == "one_dim":
-        assert at.info[0].value == t("ln.one_dim", lang=lang)
+        assert at.info[0].value == t("ln.one_dim", lang=lang)  # in every part that starts from the tokens
         assert got["stats"].shape == (3, 2) and np.all(got["norm_torch"].to_numpy(dtype=float) == 0)
     if case == "constant_row":
+        open_part(at, "styles")
         assert "**t1**" in at.info[0].value and fixed_words("ln.constant_rows", lang) in at.info[0].value
         assert np.abs(got["norm_annotated"].to_numpy(dtype=float)[1]).max() < 1e-9
         assert np.abs(got["norm_torch"].to_numpy(dtype=float)[1]).max() < 1e-9
@@ -262,8 +306,11 @@ def test_bad_cells_warn_and_keep_the_last_valid_values(change, lang, message):
     at = edit(at, **change)
     assert not at.exception
     assert len(at.error) == 1 and fixed_words(message, lang) in at.error[0].value
-    for name in ("stats", "X", "out_annotated", "out_torch", "axis_batch"):
+    for name in ("stats", "X", "centered"):
         np.testing.assert_array_equal(tables(at)[name], first[name])
+    open_part(at, "styles")  # the other parts compute with the last valid values too, and say the table is broken
+    assert not at.exception and len(at.error) == 1
+    np.testing.assert_allclose(tables(at)["out_torch"].to_numpy(dtype=float), torch_reference(X0)[1], atol=1e-12)
 
 
 def test_language_switch_keeps_the_edited_matrix():
@@ -272,6 +319,9 @@ def test_language_switch_keeps_the_edited_matrix():
     assert_clean(at)
     assert at.title[0].value == t("ln.title", lang="es")
     assert tables(at)["X"].to_numpy(dtype=float)[0, 0] == 2.0
+    open_part(at, "batch")  # the edit is the other parts' input too
+    assert tables(at)["axis_layer"].to_numpy(dtype=float)[0, 0] == pytest.approx(torch_reference(
+        np.array([[2.0, X0[0, 1]]]))[0][0, 0], abs=1e-12)
 
 
 # ---- core.lab.gradients and the chart builder ---------------------------------------------------------------
@@ -306,6 +356,7 @@ def test_spanish_numbers_have_a_decimal_comma():
     assert f"= {mean:.4f}".replace(".", "{,}") in at.latex[-1].value  # = 0{,}8879 in LaTeX
     assert f"= {std:.4f}".replace(".", "{,}") in at.latex[-1].value and "}; {" in at.latex[-1].value  # (x̂₀; x̂₁)
     annotated = 1 / (np.sqrt(2) + 1e-6)  # (1, −1): x̂₁ = 1 / (s + ε) with s = √2
+    open_part(at, "styles")  # the pair (a, −a)
     assert any(f"Con a = 1: annotated **{annotated:.4f}**".replace(".", ",") in m.value for m in at.markdown)
     assert t("ln.out_title", lang="es", gamma=1.5, sign="−", beta=0.25) == "y = 1,5 · x̂ − 0,25"
 
@@ -316,7 +367,7 @@ def test_wiring_diagrams_are_drawn_on_the_server(lang):
     of each wiring top to bottom, one dashed residual path into the ⊕, in the reader's language, titled and
     described for a screen reader."""
     import re
-    at = start(lang=lang, numbers=False)
+    at = start(lang=lang, numbers=False, ln_part="placement")
     assert_clean(at)
     assert not at.get("graphviz_chart")
     svgs = [m.value for m in at.markdown if m.value.startswith("<svg")]
@@ -338,14 +389,14 @@ def test_wiring_diagrams_are_drawn_on_the_server(lang):
 
 def test_gamma_and_beta_change_the_outputs_alone_and_a_constant_row_gives_beta():
     """γ and β have a section of their own (beside the outputs): moving them changes y = γ x̂ + β and the note on a
-    row of equal values (its output is β everywhere), never the statistics, x̂ or the batch axis above and below."""
-    at = edit(start(), edited_rows={1: {"d1": 0.7, "d2": 0.7}})
+    row of equal values (its output is β everywhere), never x̂ beside it or the pair below."""
+    at = open_part(edit(start(), edited_rows={1: {"d1": 0.7, "d2": 0.7}}), "styles")
     before = tables(at)
     at.slider(key="w_ln_gamma").set_value(1.5)
     at.slider(key="w_ln_beta").set_value(0.5).run()
     assert_clean(at)
     got = tables(at)
-    for name in ("stats", "X", "centered", "norm_annotated", "norm_torch", "axis_layer", "axis_batch"):
+    for name in ("norm_annotated", "norm_torch", "pair"):
         np.testing.assert_array_equal(got[name].to_numpy(dtype=float), before[name].to_numpy(dtype=float))
     x = X0.copy()
     x[1] = 0.7
