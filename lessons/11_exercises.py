@@ -3,6 +3,8 @@
 Every solution is computed live by the course's model (core.lab.exercise_checks, read through core's hook points):
 the embedding, the first LayerNorm, the attention and the second sub-layer of the pre-norm encoder layer. Answers
 are typed into tables and checked with a tolerance (ui.exercises draws the tables, Check, Reveal and the score).
+Three parts, one on screen at a time (ui/parts.py, `PARTS`): exercises 1 to 3, exercises 4 to 6, the questions; the
+answers, the checks and the score live in the session and count across parts.
 """
 import numpy as np
 import streamlit as st
@@ -12,7 +14,7 @@ from core.hooks import trace
 from core.lab import exercise_checks as solve
 from core.lab.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, wrong_entries
 from core.layers import _Block
-from ui import links, panels, state
+from ui import links, panels, parts, state
 from ui.exercises import DIMS, TOKENS, Part, ask, carried, exercise, fmt, panel, reset_score, start, tex
 from ui.i18n import t
 from ui.presentation import prose
@@ -20,6 +22,7 @@ from ui.presentation import prose
 STATS, HIDDEN = ("μ", "s"), tuple(f"h{k}" for k in range(1, 9))
 TOL_OPTIONS = (0.0005, 0.001, 0.005, 0.01)
 EXERCISES = (1, 2, 3, 4, 5, 6)
+PARTS = ("embedding", "attention", "questions")  # the sub-lessons (ui/parts.py), label key ex.part_of.<code>
 QUESTIONS = (("residuals", 1), ("prenorm", 2), ("decoder", 0), ("training", 3), ("padding", 1), ("inference", 2),
              ("recipe", 0))  # (id, index of the right option); keys ex.q_<id>, its options _o<k>, explanations _e<k>
 cached = st.cache_data(max_entries=32, show_spinner=False)
@@ -223,10 +226,16 @@ settings = state.settings()
 ss = st.session_state
 start(q for q, _ in QUESTIONS)
 
+lang = settings.lang  # the format function gets it now: Streamlit may call it outside the run
+
 score_slot = intro()
-embedding_dropout_norm()
-attention_and_ffn(cached(solve.layer_weights)())
-questions()
+part = parts.pick("ex_part", PARTS, label=t("ex.part"), format_func=lambda p: t(f"ex.part_of.{p}", lang))
+if part == "embedding":
+    embedding_dropout_norm()
+elif part == "attention":
+    attention_and_ffn(cached(solve.layer_weights)())
+else:
+    questions()
 panels.show_code(course_model, core.Embeddings.forward, dropout_with_mask, core.LayerNorm.forward,
                  core.scaled_dot_product_attention, core.MultiHeadAttention.forward, core.EncoderLayer.forward,
                  _Block.residual, core.FeedForward.forward, trace, wrong_entries)

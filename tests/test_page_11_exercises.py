@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import lesson_opener, widget
+from widgets import table
 from streamlit.testing.v1 import AppTest
 from course_numbers import B_1, B_2, B_K, B_O, B_Q, B_V, W_1, W_2, W_K, W_O, W_Q, W_V, X
 
@@ -34,6 +35,7 @@ SOLUTION_TABLES = ("e1_scaled", "e1_pe", "e1_out", "e2_p01", "e2_keep", "e2_p05"
                    "e5_heads", "e5_out", "e6_resid", "e6_stats", "e6_normalized", "e6_out", "e6_pre", "e6_hidden")
 N_SCORE = 6 + 7
 QUESTION_IDS = ("residuals", "prenorm", "decoder", "training", "padding", "inference", "recipe")
+EXERCISE_PARTS = {"embedding": (1, 2, 3), "attention": (4, 5, 6)}  # the lesson's parts (ui/parts.py) and their exercises
 
 
 def d(values) -> torch.Tensor:
@@ -88,17 +90,39 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick one of the lesson's parts (ui/parts.py) with its selector."""
+    widget(at, "radio", "w_ex_part").set_value(part).run()
+    assert at.session_state["ex_part"] == part
+    return at
+
+
 def solutions(at: AppTest) -> dict[str, np.ndarray]:
-    """The revealed solution tables in page order (AppTest does not expose a read-only table's key)."""
-    frames = [f.value for f in at.dataframe if f.editing_mode == "read_only"]
-    assert len(frames) == len(SOLUTION_TABLES)
-    return {name: f.to_numpy(dtype=float) for name, f in zip(SOLUTION_TABLES, frames)}
+    """The revealed solution tables of the part on screen, by name (each found by its key)."""
+    got = {}
+    for name in SOLUTION_TABLES:
+        try:
+            got[name] = table(at, f"ex_{name}_numbers").to_numpy(dtype=float)
+        except KeyError:
+            continue
+    return got
 
 
 def reveal_all(at: AppTest) -> AppTest:
-    for n in range(1, 7):
-        at.button(key=f"ex_reveal_{n}").click()
-    return at.run()
+    """Reveal the six solutions, part by part (the second part of exercises stays open)."""
+    for part, numbers in EXERCISE_PARTS.items():
+        open_part(at, part)
+        for n in numbers:
+            at.button(key=f"ex_reveal_{n}").click()
+        at.run()
+    return at
+
+
+def every_solution(at: AppTest) -> dict[str, np.ndarray]:
+    """The revealed solutions of both parts of exercises (the second part stays open)."""
+    got = solutions(open_part(at, "embedding")) | solutions(open_part(at, "attention"))
+    assert list(got) == list(SOLUTION_TABLES)
+    return got
 
 
 def type_answer(at: AppTest, part: str, values, lang: str = "en") -> AppTest:
@@ -128,8 +152,8 @@ def test_runs_in_both_languages(path, lang):
     at = start(path, lang=lang, show_code=True)  # "show the code" open
     assert_clean(at)
     assert at.title[0].value == t("ex.title", lang=lang)
-    radios = [r for r in at.radio if r.key.startswith("w_ex_q_")]
-    assert len(at.data_editor) == 11 and len(radios) == 7 and all(r.value is None for r in radios)
+    assert at.session_state["ex_part"] == "embedding"  # the first part, alone: exercises 1 to 3
+    assert len(at.data_editor) == 5 and not [r for r in at.radio if r.key.startswith("w_ex_q_")]
     assert score(at) == 0 and any(m.value.startswith(t("ex.score", lang=lang, score=0, total=N_SCORE, ex=0, n_ex=6,
                                                          q=0, n_q=7)) for m in at.markdown)
     assert sum(c.value == t("ex.from_course", lang=lang, n=1) for c in at.caption) == 2  # exercises 2 and 3
@@ -137,14 +161,21 @@ def test_runs_in_both_languages(path, lang):
                  core.scaled_dot_product_attention, core.MultiHeadAttention.forward, core.EncoderLayer.forward,
                  _Block.residual, core.FeedForward.forward, trace, wrong_entries)
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in functions]
+    assert len(open_part(at, "attention").data_editor) == 6  # exercises 4 to 6, two tables each
+    open_part(at, "questions")
+    radios = [r for r in at.radio if r.key.startswith("w_ex_q_")]
+    assert not at.data_editor and len(radios) == 7 and all(r.value is None for r in radios)
     at = reveal_all(at)
     assert_clean(at)
-    assert len(at.info) == 6 and at.info[2].value == t("ex.e3_note", lang=lang)
+    assert len(at.info) == 3 and at.info[0].value == t("ex.e4_note", lang=lang)  # exercises 4 to 6's notes
+    open_part(at, "embedding")
+    assert len(at.info) == 3 and at.info[2].value == t("ex.e3_note", lang=lang)
 
 
 def test_inputs_show_the_course_numbers():
     at = start()
     text = " ".join(x.value for x in at.latex)
+    text += " ".join(x.value for x in open_part(at, "attention").latex)
     for value in ("0.3191", "-0.8395", "0.0293", "0.8776", "0.4513", "-0.1872", "0.9508", "0.8249", "0.7071",
                   "0.8635", "-0.5157", "0.4008", "-0.2173", "-0.6624", "-0.2395"):
         assert value in text, value
@@ -153,7 +184,8 @@ def test_inputs_show_the_course_numbers():
 def test_revealed_solutions_match_the_formulas_and_the_course():
     at = reveal_all(start())
     assert_clean(at)
-    got = solutions(at)
+    got = every_solution(at)
+    open_part(at, "embedding")  # the notes below are exercises 1 and 3's
     for name, want in REF.items():
         np.testing.assert_allclose(got[name], want, atol=1e-9, err_msg=name)
     assert [[f"{v:.4f}" for v in row] for row in got["e1_pe"]] == [[f"{v:.4f}" for v in row] for row in COURSE_PE]
@@ -243,7 +275,7 @@ def test_tolerance_control_decides_and_its_extremes_run():
 
 
 def test_reveal_before_a_right_check_does_not_score():
-    at = start()
+    at = start(ex_part="attention")
     at.button(key="ex_reveal_4").click().run()
     at = type_answer(at, "4_weights", np.round(REF["e4_weights"], 4).tolist())
     at = type_answer(at, "4_out", np.round(REF["e4_out"], 4).tolist())
@@ -253,7 +285,7 @@ def test_reveal_before_a_right_check_does_not_score():
 
 
 def test_exercise_6_checks_against_the_normalized_residual_sum():
-    at = start()
+    at = start(ex_part="attention")
     at = type_answer(at, "6_normalized", np.round(REF["e6_normalized"], 4).tolist())
     at = type_answer(at, "6_out", np.round(REF["e6_out"], 4).tolist())
     at.button(key="ex_check_6").click().run()
@@ -272,18 +304,19 @@ def test_own_answers_are_carried_forward_when_complete():
     assert sum(c.value == t("ex.own_missing", n=1) for c in at.caption) == 2  # nothing typed yet: course values
     mine = [[0.5, -0.2], [1.3, -0.6], [0.9, 0.8]]
     at = type_answer(at, "1_out", mine)
-    at = reveal_all(at)
+    at = open_part(reveal_all(at), "embedding")
     assert_clean(at)
     assert sum(c.value == t("ex.from_you", n=1) for c in at.caption) == 2
     got, want = solutions(at), reference(x1=mine)
     for name in ("e2_p01", "e2_p05", "e3_stats", "e3_normalized"):
         np.testing.assert_allclose(got[name], want[name], atol=1e-9, err_msg=name)
     own_a = [[0.4, 0.3], [0.2, 0.1], [0.0, -0.1]]
-    at = type_answer(at, "5_out", own_a)
+    at = type_answer(open_part(at, "attention"), "5_out", own_a)  # the answer typed in part 1 still counts here
     want = reference(x1=mine, own_a=own_a)
+    assert sum(c.value.startswith(t("ex.from_you", n=1)) for c in at.caption) == 1  # exercise 6 starts from it too
     np.testing.assert_allclose(solutions(at)["e6_out"], want["e6_out"], atol=1e-9)
     at.toggle(key="w_ex_own").set_value(False).run()
-    np.testing.assert_allclose(solutions(at)["e2_p01"], REF["e2_p01"], atol=1e-9)  # back to the course's inputs
+    np.testing.assert_allclose(solutions(open_part(at, "embedding"))["e2_p01"], REF["e2_p01"], atol=1e-9)  # the course's
 
 
 # ---- the conceptual questions and the score ---------------------------------------------------------------------
@@ -294,7 +327,7 @@ def question(at: AppTest, q: str):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_questions_explain_every_option_and_update_the_score(lang):
-    at = start(lang=lang)
+    at = start(lang=lang, ex_part="questions")
     at.button(key="ex_qcheck_residuals").click().run()
     assert [w.value for w in at.warning] == [t("ex.choose_first", lang=lang)] and score(at) == 0
     question(at, "residuals").set_value(1).run()
@@ -314,17 +347,18 @@ def test_questions_explain_every_option_and_update_the_score(lang):
 
 
 def test_reset_score_and_the_score_survives_a_page_switch():
-    at = start(APP)
+    at = open_part(start(APP), "questions")
     question(at, "decoder").set_value(0).run()
     at.button(key="ex_qcheck_decoder").click().run()
-    at = type_answer(at, "1_out", np.round(REF["e1_out"], 4).tolist())
+    at = type_answer(open_part(at, "embedding"), "1_out", np.round(REF["e1_out"], 4).tolist())
     at.button(key="ex_check_1").click().run()
     assert score(at) == 2
     at.switch_page("lessons/06_layer_norm.py").run()
     assert_clean(at)
     at.switch_page(str(PAGE.relative_to(ROOT))).run()
     assert_clean(at)
-    assert score(at) == 2 and question(at, "decoder").value == 0
+    assert score(at) == 2 and at.session_state["ex_part"] == "embedding"  # the part left open is open again
+    assert question(open_part(at, "questions"), "decoder").value == 0
     at.sidebar.radio[0].set_value("es").run()  # the language switch keeps the score and the typed answer
     assert score(at) == 2 and float(at.session_state["ex_ans_1_out_table"].iat[0, 0]) == pytest.approx(0.4513)
     next(b for b in at.button if b.label == t("ex.reset_score", lang="es")).click().run()

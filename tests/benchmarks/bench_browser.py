@@ -109,7 +109,8 @@ INTERACTIONS = {
                                ("main", "Strategy to step through", "dec_part=model&dec_view=sampling"),
                                ("sidebar", "Random seed")],  # the width redraws the beam tree; sampling -> beam too
     "lessons/11_exercises.py": [("main", "Tolerance"),
-                                ("main", "How many residual connections does one encoder layer have?"),
+                                ("main", "How many residual connections does one encoder layer have?",
+                                 "ex_part=questions"),
                                 ("sidebar", "Show the numbers")],
     "lessons/12_classifier.py": [("main", "Tokens from the other class per sequence (m)"), ("main", "Epochs"),
                                  ("main", "Learning rate (AdamW, constant)"), ("sidebar", "Random seed")],
