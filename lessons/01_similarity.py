@@ -116,7 +116,7 @@ def one_word(X: np.ndarray, A: np.ndarray, C: np.ndarray, words: list[str], dim_
     if ss["sim_word"] >= len(words):
         ss["sim_word"] = 0
     i = links.control(st.selectbox, t("sim.pick_word"), range(len(words)), format_func=lambda j: words[j],
-                      width=320, setting="sim_word", identity=tuple(words))
+                      width=320, setting="sim_word")
     st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
     weights_col, parts_col = st.columns(2, gap="large")
     with weights_col:

@@ -113,7 +113,7 @@ def one_query(words: list[str], M: dict[str, np.ndarray], d_k: int, causal: bool
     st.subheader(t("qkv.neuron_header"))
     ss["qkv_query"] = ss["qkv_query"] if ss["qkv_query"] < n else 0
     i = links.control(st.selectbox, t("qkv.pick_query"), range(n), format_func=lambda j: f"{j + 1} · {words[j]}",
-                      width=320, setting="qkv_query", identity=tuple(words))
+                      width=320, setting="qkv_query")
     prose(t("qkv.neuron_text", word=md_escape(words[i]), d_k=d_k))
     products = M["Q"][i][None, :] * M["K"]  # (n, d_k): q_i ⊙ k_j, one row per key
     sums = products.sum(axis=1)  # (n,) = row i of Q Kᵀ

@@ -89,7 +89,7 @@ def one_token(tokens: list[str], X: np.ndarray, R: dict) -> None:
     if ss["ln_token"] >= len(tokens):
         ss["ln_token"] = 0
     pick = links.control(st.selectbox, t("ln.pick_token"), range(len(tokens)), format_func=lambda j: tokens[j],
-                         width=320, setting="ln_token", identity=tuple(tokens))
+                         width=320, setting="ln_token")
     st.latex(views.token_latex(X, R, pick))
 
 

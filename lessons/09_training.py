@@ -32,10 +32,10 @@ ss = st.session_state
 
 def task_controls(lang: str) -> None:
     links.control(st.selectbox, t("train.task"), TASK_NAMES, format_func=lambda n: t(f"task.{n}", lang),
-                  setting="train_task", identity=(lang,), after=load_preset)
+                  setting="train_task", after=load_preset)
     links.control(st.radio, t("train.preset"), ("fast", "course"),
                   format_func=lambda p: t(f"train.preset_of.{p}", lang),
-                  horizontal=True, help=t("train.preset_help"), setting="train_preset", identity=(lang,),
+                  horizontal=True, help=t("train.preset_help"), setting="train_preset",
                   after=load_preset)
     if ss["train_task"] == "addition":
         links.control(st.slider, t("train.digits"), 1, 6, setting="train_digits")
@@ -54,9 +54,9 @@ def model_controls(lang: str) -> None:
     links.control(st.select_slider, "d_ff", D_FFS, setting="train_d_ff")
     links.control(st.slider, t("train.dropout"), 0.0, 0.5, step=0.05, setting="train_dropout")
     links.control(st.radio, t("train.norm"), ("pre", "post"), format_func=lambda v: t(f"train.norm_of.{v}", lang),
-                  horizontal=True, setting="train_norm", identity=(lang,))
+                  horizontal=True, setting="train_norm")
     links.control(st.radio, t("train.positional"), POSITIONALS, format_func=lambda v: t(f"train.pos_of.{v}", lang),
-                  horizontal=True, setting="train_positional", identity=(lang,))
+                  horizontal=True, setting="train_positional")
 
 
 def schedule_controls() -> None:

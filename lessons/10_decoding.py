@@ -177,7 +177,7 @@ def step_through(runs: dict, task, expected: str) -> None:
                    key="dec_next")
     with slider_col:
         if n_steps > 1:
-            links.control(st.slider, t("dec.step"), 1, n_steps, step=1, setting="dec_step", identity=(view, n_steps))
+            links.control(st.slider, t("dec.step"), 1, n_steps, step=1, setting="dec_step")
         else:
             st.caption(t("dec.one_step"))
     if view == "beam":

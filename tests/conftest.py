@@ -13,15 +13,8 @@ torch.set_num_threads(1)
 
 
 def widget(at, kind: str, key: str):
-    """The AppTest widget of `kind` ("selectbox", "slider", ...) bound under `key`.
-
-    ui.state.bind appends a hash of the options to the key of a widget whose options change, so the key on
-    screen is `key` or `key_<8 hex digits>`.
-    """
-    import re
-
-    pattern = re.compile(re.escape(key) + r"(_[0-9a-f]{8})?")
-    found = [w for w in getattr(at, kind) if w.key and pattern.fullmatch(w.key)]
+    """The AppTest widget of `kind` ("selectbox", "slider", ...) whose key is `key` (a setting's name)."""
+    found = [w for w in getattr(at, kind) if w.key == key]
     assert len(found) == 1, f"expected one {kind} bound to {key!r}, found {[w.key for w in found]}"
     return found[0]
 

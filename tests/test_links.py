@@ -123,20 +123,24 @@ def test_every_control_round_trips_through_the_link(lesson):
     assert changed, "no control of the lesson was found"
     link = dict(at.query_params)
     for name, kind in changed.items():
-        # a lesson's own setting (bind's default widget key is "w_<setting>") still drawn: a control a later change
-        # hid (another part of the lesson, ui/parts.py) leaves the link with what it showed
-        if name.startswith("w_") and find(at, kind, name) is not None:
-            assert links.url_name(name.removeprefix("w_")) in link, (name, sorted(link))
+        # a lesson's own setting still drawn (not a scene's pills): a control a later change hid (another part of
+        # the lesson, ui/parts.py) leaves the link with what it showed
+        if scenes.SCENE not in name and find(at, kind, name) is not None:
+            assert links.url_name(name) in link, (name, sorted(link))
 
-    opened = start_page(ROOT / lesson, query=link)  # the lesson alone: each link value is applied as it is drawn
+    # The lesson alone: each link value is applied as its control is drawn. The sidebar's settings, which the
+    # frame's sidebar takes from a link (tests/test_pages.py), are given to it as they were.
+    shared = {name: at.session_state[state.key(name)] for name in state.DEFAULTS}
+    own = {name: text for name, text in link.items() if state.key(name) not in state.SHARED}
+    opened = start_page(ROOT / lesson, query=own, state={state.key(name): v for name, v in shared.items()})
     assert not opened.exception, [e.value for e in opened.exception]
     if opened.session_state[links.APPLIED]:  # app.py's `finish` then runs the page once more, so that what was
         opened.run()                         # drawn above a control (e.g. the lit scene) agrees with it
-    for name in set(link) - set(state.URL_NAMES) - {scenes.SCENE}:  # the scene is checked in test_scenes.py
+    for name in set(own) - {scenes.SCENE}:  # the scene is checked in test_scenes.py
         key = canonical(at, name)
         assert same(opened.session_state[key], at.session_state[key]), name
     assert view(opened.main) == view(at.main)
-    assert dict(opened.query_params) == link
+    assert dict(opened.query_params) == own
 
 
 # ---- bad links ------------------------------------------------------------------------------------------
@@ -154,7 +158,7 @@ def test_a_bad_value_is_reported_beside_its_control_and_the_page_keeps_its_own(l
     assert at.query_params["qkv_dk"] == "64"  # the link now says what is shown
     at.run()  # the warning stays until the learner sets the value ...
     assert any("qkv_dk" in w.value for w in at.warning)
-    toggle = [w for w in at.toggle if w.key == "w_qkv_tied"][0]
+    toggle = at.toggle(key="qkv_tied")
     toggle.set_value(True).run()  # ... and goes once they do
     assert not any("qkv_tied" in w.value for w in at.warning)
     assert any("qkv_dk" in w.value for w in at.warning)
@@ -171,7 +175,7 @@ def test_the_app_drops_parameters_of_other_lessons_and_says_so():
 
 def test_the_share_box_holds_the_link_of_the_view():
     at = start_page(APP, lesson="lessons/02_attention.py")
-    toggle = [w for w in at.toggle if w.key == "w_qkv_tied"][0]
+    toggle = at.toggle(key="qkv_tied")
     toggle.set_value(True).run()
     box = [h.proto.body for h in at.get("html") if "share-url" in h.proto.body][0]  # filled from the address bar,
     link = html.unescape(box.split('value="')[1].split('"')[0])  # the server's address until the script runs

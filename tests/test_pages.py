@@ -291,18 +291,19 @@ def test_downloads_are_made_only_when_clicked():
     assert csv[0] == "," + ",".join(WORDS) and csv[1].startswith("time,0.77,0.57")
 
 
-def test_read_url_validates_every_setting():
+def test_the_sidebar_reads_every_setting_from_a_link():
     from ui import state
-    values, problems = state.read_url({}, "es-ES")
-    assert values["lang"] == "es" and not problems
-    values, problems = state.read_url({"d_model": "96", "heads": "12", "seq_len": "64", "seed": "3",
-                                       "mask": "both", "lang": "en"}, "es")
-    assert (values["d_model"], values["heads"], values["seq_len"], values["seed"]) == (96, 12, 64, 3)
-    assert values["lang"] == "en" and values["mask"] == "both" and not problems
+    assert state.language_from_locale("es-ES") == "es" and state.language_from_locale(None) == "en"
+    good = {"d_model": "96", "heads": "12", "seq_len": "64", "seed": "3", "mask": "both", "lang": "es"}
+    at = start(APP, query=good)
+    assert not at.exception and not at.warning
+    assert {name: state.url_text(at.session_state[state.key(name)]) for name in good} == good
     bad = {"d_model": "7", "heads": "x", "seq_len": "65", "seed": "-1", "mask": "", "lang": "de"}
-    values, problems = state.read_url(bad, None)
-    assert sorted(p["name"] for p in problems) == sorted(bad)
-    assert values == dict(state.DEFAULTS)
+    at = start(APP, query=bad)
+    assert not at.exception and len(at.warning) == len(bad)  # one warning per value, at the top of the page
+    assert all(f"**{name}**" in w.value for name, w in zip(["lang", "d_model", "heads", "seq_len", "mask", "seed"],
+                                                           at.warning)), [w.value for w in at.warning]
+    assert {name: at.session_state[state.key(name)] for name in bad} == {name: state.DEFAULTS[name] for name in bad}
     assert state.heads_options(64) == [1, 2, 4, 8, 16] and state.closest_heads(100, 8) == 5
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import require_browser, start_page
 from streamlit.testing.v1 import AppTest
 
-from ui import parts, presentation, state
+from ui import links, parts, presentation, state
 from ui.i18n import LANGUAGES, lookup, t
 from ui.lessons import PAGES, SECTIONS
 
@@ -52,23 +52,21 @@ def nav_buttons(at: AppTest) -> dict[str, object]:
 
 
 def toggle(at: AppTest):
-    return at.sidebar.toggle(key="w_cfg_present")
+    return at.sidebar.toggle(key="cfg_present")
 
 
 # ---- the setting and its link ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("raw, value", [("1", True), ("true", True), ("TRUE", True), (" 1 ", True), ("0", False),
                                         ("false", False), ("False", False)])
-def test_read_url_accepts_on_and_off(raw, value):
-    values, problems = state.read_url({"present": raw})
-    assert values["present"] is value and not problems
+def test_a_link_turns_it_on_and_off(raw, value):
+    assert links.from_url(raw, "toggle", {}) is value
 
 
 @pytest.mark.parametrize("raw", ["yes", "2", "", "on", "1.0", "-1"])
-def test_read_url_rejects_anything_else(raw):
-    values, problems = state.read_url({"present": raw, "seed": "5"})
-    assert values["present"] is False and values["seed"] == 5  # the other settings are still read
-    assert [(p["name"], p["value"], p["fallback"]) for p in problems] == [("present", raw, "0")]
+def test_a_link_says_nothing_else(raw):
+    with pytest.raises(links.Rejected):
+        links.from_url(raw, "toggle", {})
     assert state.url_text(True) == "1" and state.url_text(False) == "0" and state.url_text(64) == "64"
 
 

@@ -90,7 +90,7 @@ def test_moving_a_control_after_a_scene_unlights_it(lesson):
     name, values = next(iter(page_scenes(lesson).items()))
     at = start_page(ROOT / lesson, state=dict(values))
     assert pills(at).value == name and at.query_params["scene"] == name
-    controls = [(kind, f"w_{key}") for key in values for kind in KINDS if find(at, kind, f"w_{key}") is not None]
+    controls = [(kind, key) for key in values for kind in KINDS if find(at, kind, key) is not None]
     assert controls, f"the first scene of {lesson} names none of the lesson's own controls"
     kind, widget_key = controls[0]
     w = find(at, kind, widget_key)

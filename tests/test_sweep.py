@@ -325,16 +325,16 @@ def test_the_checks_find_nan_inf_errors_and_exceptions():
 
 OPTIONS_APP = """
 import streamlit as st
-st.selectbox("s", [10, 20, 30], format_func=lambda v: f"<{v}>", key="s_3f2a9c1d")
+st.selectbox("s", [10, 20, 30], format_func=lambda v: f"<{v}>", key="s")
 st.radio("r", ["a", "b"], format_func=str.upper, key="r", index=None)
 st.select_slider("ss", [0.5, 1.5, 2.5], format_func=lambda v: f"{v:.1f} x", key="ss")
 st.multiselect("m", [1, 2, 3], format_func=lambda v: f"item {v}", key="m", default=[2])
 st.slider("sl", 1, 9, key="sl")
-st.write(repr([st.session_state[k] for k in ("s_3f2a9c1d", "r", "ss", "m", "sl")]))
+st.write(repr([st.session_state[k] for k in ("s", "r", "ss", "m", "sl")]))
 """
 
 
-def test_option_widgets_are_set_by_their_labels_and_found_by_stem():
+def test_option_widgets_are_set_by_their_labels_and_found_by_key():
     at = AppTest.from_string(OPTIONS_APP, default_timeout=30).run()
     assert keyed_widgets(at) == {"s": "selectbox", "r": "radio", "ss": "select_slider", "m": "multiselect",
                                  "sl": "slider"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 KINDS = ("slider", "select_slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "multiselect",
          "text_input", "text_area")
-HASH_SUFFIX = re.compile(r"_[0-9a-f]{8}$")  # ui.state.bind appends a hash of the options to some keys
 TEXTS = {
     "empty": "",
     "very long": " ".join(f"word{k}" for k in range(600)),
@@ -77,22 +75,18 @@ LESSONS = lesson_files()
 
 # ---- widgets: find, set, reset -----------------------------------------------------------------------------
 
-def stem(key: str) -> str:
-    return HASH_SUFFIX.sub("", key)
-
-
 def find(at: AppTest, kind: str, name: str):
-    """The enabled widget of `kind` whose key is `name` with or without the options hash, or None."""
+    """The enabled widget of `kind` whose key is `name`, or None."""
     for w in getattr(at, kind):
-        if w.key and stem(w.key) == name and not getattr(w.proto, "disabled", False):
+        if w.key == name and not getattr(w.proto, "disabled", False):
             return w
     return None
 
 
 def keyed_widgets(container) -> dict[str, str]:
-    """{key stem: kind} of every keyed, enabled, sweepable widget in `container` (the app or its sidebar).
+    """{key: kind} of every keyed, enabled, sweepable widget in `container` (the app or its sidebar).
     A disabled widget cannot be changed in the browser; if a change enables it, it counts as revealed."""
-    return {stem(w.key): kind for kind in KINDS for w in getattr(container, kind)
+    return {w.key: kind for kind in KINDS for w in getattr(container, kind)
             if w.key and not getattr(w.proto, "disabled", False)}
 
 
@@ -152,7 +146,7 @@ def extremes(w, kind: str) -> list[tuple[str, Any]]:
         lo = w.min if w.min is not None else -1e9
         hi = w.max if w.max is not None else 1e9
         values = [("min", lo), ("max", hi)]
-    elif kind == "radio" and stem(w.key).endswith("_part"):  # a lesson's sub-lessons (ui/parts.py): every one,
+    elif kind == "radio" and w.key.endswith("_part"):  # a lesson's sub-lessons (ui/parts.py): every one,
         values = [(f"part {i + 1}", i) for i in range(len(w.options))]  # each brings its own controls on screen
     elif kind in ("selectbox", "radio"):
         values = [("first", 0), ("last", len(w.options) - 1)] if w.options else []

@@ -164,13 +164,13 @@ def pick_tensor(kind: str, tensors: dict, heads: int) -> tuple[str, np.ndarray]:
     pick_col, head_col = st.columns([3, 1], gap="large")
     with pick_col:
         links.control(st.selectbox, t("blocks.pick_tensor"), list(tensors),
-                      format_func=lambda n: f"{n}  {tensors[n].shape}", setting=choice_key, identity=tuple(tensors))
+                      format_func=lambda n: f"{n}  {tensors[n].shape}", setting=choice_key)
     name = ss[choice_key]
     matrix = tensors[name][0]
     if matrix.ndim == 3:  # (heads, rows, cols): one head at a time
         ss["blk_head"] = min(int(ss["blk_head"]), heads - 1)
         with head_col:
-            links.control(st.selectbox, t("blocks.head"), list(range(heads)), setting="blk_head", identity=(heads,))
+            links.control(st.selectbox, t("blocks.head"), list(range(heads)), setting="blk_head")
         matrix = matrix[int(ss["blk_head"])]
     return name, matrix
 

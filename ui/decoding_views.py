@@ -118,8 +118,7 @@ def toy_controls() -> panels.EditedMatrix:
     with controls_col:
         links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, help=t("dec.temperature_help"),
                       setting="dec_temp")
-        links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k",
-                      identity=(V,))
+        links.control(st.slider, t("dec.top_k"), 1, V, step=1, help=t("dec.top_k_help"), setting="dec_top_k")
         links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, help=t("dec.top_p_help"), setting="dec_top_p")
         links.control(st.select_slider, t("dec.draws"), DRAWS, help=t("dec.draws_help"), setting="dec_draws")
         st.button(t("dec.reset"), on_click=reset_toy, icon=":material/restart_alt:", key="dec_reset")
@@ -147,8 +146,7 @@ def model_and_input(lang: str) -> tuple:
     pick_col, text_col = st.columns(2, gap="large")
     with pick_col:
         links.control(st.selectbox, t("dec.model"), list(choices),
-                      format_func=lambda cid, lang=lang: model_label(choices[cid], lang), setting="dec_model",
-                      identity=tuple(choices))
+                      format_func=lambda cid, lang=lang: model_label(choices[cid], lang), setting="dec_model")
     choice = choices[ss["dec_model"]]
     example = choice.task.examples(1)[0][0]
     text_key = f"dec_text_{choice.source}_{choice.task_name}"
@@ -171,8 +169,7 @@ def strategy_controls(Vm: int) -> dict:
     with s_col:
         st.markdown(f"#### {t('dec.sampling')}")
         links.control(st.slider, t("dec.temperature"), 0.1, 3.0, step=0.05, setting="dec_m_temp")
-        links.control(st.slider, t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"), setting="dec_m_top_k",
-                      identity=(Vm,))
+        links.control(st.slider, t("dec.top_k"), 1, Vm, step=1, help=t("dec.m_top_k_help"), setting="dec_m_top_k")
         links.control(st.slider, t("dec.top_p"), 0.05, 1.0, step=0.05, setting="dec_m_top_p")
         links.control(st.number_input, t("dec.seed"), 0, 2**31 - 1, step=1, setting="dec_m_seed")
     with b_col:

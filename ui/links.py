@@ -1,15 +1,16 @@
 """Every control of a lesson in the link, so a shared link opens the same view.
 
-Pages draw their widgets through `control`: ``links.control(st.slider, label, 1, 1024, setting="qkv_dk")``
-ties the widget to the canonical session_state value `setting` (through `state.bind`) and writes that value
-to the URL's query parameters under the setting's name (``cfg_`` dropped). When a session starts from a link,
-the link's parameters wait in session_state (`state.PENDING`) until the control that owns them is drawn:
-the control's own arguments (options, min/max, max_chars) say what is allowed, so a value from a link
-is checked exactly as the widget would check it. A value it does not allow keeps the page's value and gets a
-translated warning beside the control. `finish` (app.py, after the page) drops other pages' parameters and
-says which of the link's parameters no control of this page used; `share` draws the link itself.
+Pages draw their widgets through `control`: ``links.control(st.slider, label, 1, 1024, setting="qkv_dk")`` draws
+the widget under the key `setting` (its value is ``st.session_state[setting]``, kept across pages) and writes it
+to the URL under the setting's name (``cfg_`` dropped). The link's parameters wait in session_state
+(`state.PENDING`) until the control that owns them is drawn: the control's own arguments (options, min/max,
+max_chars) say what is allowed, so a value from a link is checked exactly as the widget would check it. A value
+it does not allow keeps the page's value and gets a translated warning. `finish` (app.py, after the page) drops
+other pages' parameters and says which of the link's parameters no control used; `share` draws the link.
 
-The shared settings of the sidebar (`state.URL_NAMES`) are read by `state.init` instead.
+Streamlit's own ``bind="query-params"`` does not do this job: it drops a value it rejects without a word, leaves
+out a value equal to the widget's default (ours come from session_state, so a link would lose it), and keeps a
+translated choice's label, not its code, in the link.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .i18n import in_every_language, t
 
 SEEN = "cfg_url_seen"  # the parameters the controls of this run wrote
 APPLIED = "cfg_url_applied"  # a link value was applied in this run: run once more so every part agrees
+LABELS = "cfg_labels"  # {setting: the labels its selection widget showed last}
 FLAG_WIDGETS = ("toggle", "checkbox")
 TEXT_WIDGETS = ("text_input", "text_area")
 SHOWN_CHOICES = 12  # a warning lists at most this many allowed values
@@ -81,7 +83,7 @@ def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
     arguments `spec`; raises `Rejected` when the widget would not allow it."""
     if "options" in spec:
         options = list(spec["options"])
-        by_text = {alias: option for option, label in zip(options, state.labels(options, spec.get("format_func")))
+        by_text = {alias: option for option, label in zip(options, labels(options, spec.get("format_func")))
                    for alias in in_every_language(label)}  # labels: links written before codes were kept
         codes = {state.url_text(option): option for option in options}
         allowed = ("state.allowed_choice", {"choices": _listing(list(codes))})
@@ -108,6 +110,11 @@ def from_url(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
     return _number(text, spec)
 
 
+def labels(options, format_func: Callable[[Any], Any] | None) -> tuple[str, ...]:
+    """What a selection widget shows for its options."""
+    return tuple(str(format_func(option) if format_func else option) for option in options)
+
+
 def take(setting: str) -> str | None:
     """The link's value for `setting` if it is still waiting (it is then taken), else None."""
     return st.session_state.get(state.PENDING, {}).pop(url_name(setting), None)
@@ -115,7 +122,7 @@ def take(setting: str) -> str | None:
 
 def report(setting: str, text: str, rejected: Rejected, fallback: str) -> None:
     """Keep a rejected link value's warning until the user sets that value (shown by `warnings`)."""
-    st.session_state[state.PROBLEMS].append({"name": url_name(setting), "canonical": setting, "value": text,
+    st.session_state[state.PROBLEMS].append({"name": url_name(setting), "setting": setting, "value": text,
                                              "allowed": rejected.allowed, "allowed_kw": rejected.allowed_kw,
                                              "fallback": fallback})
 
@@ -123,7 +130,7 @@ def report(setting: str, text: str, rejected: Rejected, fallback: str) -> None:
 def warnings(setting: str) -> None:
     """Show the warnings about rejected link values of `setting`."""
     for problem in st.session_state.get(state.PROBLEMS, []):
-        if problem["canonical"] == setting:
+        if problem["setting"] == setting:
             state.warn(problem)
 
 
@@ -131,7 +138,7 @@ def _apply(kind: str, spec: Mapping[str, Any], setting: str, text: str) -> None:
     ss = st.session_state
     try:
         ss[setting] = from_url(text, kind, spec)
-        ss[APPLIED] = True
+        ss[APPLIED] = ss.get(APPLIED, False) or setting not in state.SHARED  # the sidebar is drawn before the page
     except Rejected as rejected:
         report(setting, text, rejected, to_url(ss.get(setting)))
 
@@ -148,23 +155,42 @@ def publish(name: str, value: Any) -> None:
         st.query_params[name] = text
 
 
-def control(widget: Callable, /, *args: Any, setting: str, key: str | None = None, identity: tuple = (),
-            after: Callable[[], None] | None = None, **kwargs: Any) -> Any:
-    """Draw ``widget(*args, **kwargs)`` tied to the canonical value `setting` and mirrored to the URL.
+def _changed(setting: str, after: Callable[[], None] | None) -> None:
+    state.settle(setting)
+    if after is not None:
+        after()
 
-    `key`, `identity` and `after` are `state.bind`'s `widget`, `identity` and `after`. A value waiting from the
-    link is checked against the widget's arguments and applied first; a rejected one is reported above it."""
+
+def _relabel(setting: str, spec: Mapping[str, Any]) -> None:
+    """Streamlit keeps a selection widget's value in the browser as the label it showed. When the labels change
+    (a language switch, a new sentence) the old label would come back as the value: setting the value again
+    before the widget is drawn sends the new label."""
+    ss = st.session_state
+    shown = labels(spec["options"], spec.get("format_func"))
+    before = ss.setdefault(LABELS, {}).get(setting, shown)
+    if before != shown and setting in ss:
+        ss[setting] = ss[setting]
+    ss[LABELS][setting] = shown
+
+
+def control(widget: Callable, /, *args: Any, setting: str, after: Callable[[], None] | None = None,
+            link: bool = True, **kwargs: Any) -> Any:
+    """Draw ``widget(*args, **kwargs)`` under the key `setting`, its value kept across pages and (unless `link`
+    is False) mirrored to the URL. `after` runs when the user changes it (not when a link or a scene sets it),
+    e.g. to load the presets of a newly chosen task. A value waiting from the link is checked against the
+    widget's arguments and applied first; a rejected one is reported above it (the sidebar's at the top of the
+    page)."""
     ss = st.session_state
     spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
-    linked = setting not in state.SHARED
-    if linked:
-        text = take(setting)
-        if text is not None:
-            _apply(widget.__name__, spec, setting, text)
+    text = take(setting) if link else None
+    if text is not None:
+        _apply(widget.__name__, spec, setting, text)
+    if setting not in state.SHARED:
         warnings(setting)
-    choices = {"options": spec["options"], "format_func": spec.get("format_func")} if "options" in spec else {}
-    value = widget(*args, **kwargs, **state.bind(setting, widget=key, identity=identity, after=after, **choices))
-    if linked:
+    if "options" in spec:
+        _relabel(setting, spec)
+    value = widget(*args, **kwargs, key=setting, persist_state="session", on_change=_changed, args=(setting, after))
+    if link:
         publish(url_name(setting), ss[setting])
     return value
 
@@ -201,7 +227,7 @@ def finish(seek: Callable[[dict], bool] | None = None) -> None:
     parameters that no control used, and run once more if a link value was applied mid-page or if `seek`
     (ui.parts.seek) opened another part of the lesson for the parameters still waiting."""
     ss = st.session_state
-    keep = set(state.URL_NAMES) | ss.pop(SEEN, set())
+    keep = ss.pop(SEEN, set())
     for name in [name for name in st.query_params if name not in keep]:
         del st.query_params[name]
     if ss.pop(APPLIED, False):

@@ -61,8 +61,7 @@ def pick_sentence(sentences: list[list[str]]) -> int:
     ss = st.session_state
     ss["masks_sentence"] = min(ss["masks_sentence"], len(sentences) - 1)
     return links.control(st.selectbox, t("masks.sentence"), range(len(sentences)),
-                         format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}", setting="masks_sentence",
-                         identity=tuple(map(tuple, sentences)))
+                         format_func=lambda k: f"{k + 1}: {' '.join(sentences[k])[:40]}", setting="masks_sentence")
 
 
 def pick_head(d_model: int, n_heads: int, lang: str) -> int:
@@ -72,7 +71,7 @@ def pick_head(d_model: int, n_heads: int, lang: str) -> int:
     return links.control(st.selectbox, t("masks.head"), range(n_heads),
                          format_func=lambda k: t("masks.head_n", lang, k=k + 1),
                          help=t("masks.head_help", d_model=d_model, heads=n_heads),
-                         setting="masks_head", identity=(n_heads,))
+                         setting="masks_head")
 
 
 def batch_grid(B: heads.BatchAttention) -> None:

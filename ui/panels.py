@@ -297,7 +297,7 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,
                             column_config=config, width="content", alt=alt_text)
     if not edited.equals(ss[f"{key}_base"]):  # the user edits the table: a link warning about it is settled
-        ss[state.PROBLEMS] = [p for p in ss.get(state.PROBLEMS, []) if p["canonical"] != key]
+        state.settle(key)
     ss[f"{key}_table"] = edited.copy()
     labels, values, problems = validate_table(edited, label_column, **limits)
     d_labels, d_values, _ = validate_table(_resized(default, label_column, columns), label_column, **limits)

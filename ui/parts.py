@@ -67,5 +67,5 @@ def seek(pending: dict) -> bool:
     best = untried[0] if untried else min(codes, key=lambda code: tried[code])  # the first with the fewest left
     if best == ss[setting]:
         return False
-    ss[setting] = best
+    state.set_later({setting: best})  # the picker is drawn: it opens `best` in the next run
     return True

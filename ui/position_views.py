@@ -64,8 +64,7 @@ def position_sliders(offset: bool = True) -> tuple[int, int]:
                       setting="pe_positions")
     ss["pe_offset"] = min(int(ss["pe_offset"]), P - 1)
     if offset:
-        links.control(c2.slider, t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), setting="pe_offset",
-                      identity=(P,))
+        links.control(c2.slider, t("pe.offset"), 0, P - 1, help=t("pe.offset_help"), setting="pe_offset")
     return P, int(ss["pe_offset"])
 
 
@@ -93,8 +92,7 @@ def curves(pe: np.ndarray, dim: Callable[..., str]) -> None:
     st.subheader(t("pe.curves_header"))
     P, d = pe.shape
     chosen = links.control(st.multiselect, t("pe.dims"), list(range(d)), max_selections=MAX_CURVES,
-                           format_func=lambda j: dim(j=j), help=t("pe.dims_help", max=MAX_CURVES), setting="pe_dims",
-                           identity=(d,))
+                           format_func=lambda j: dim(j=j), help=t("pe.dims_help", max=MAX_CURVES), setting="pe_dims")
     if not chosen:
         st.info(t("pe.no_dims"), icon=":material/info:")
         return
@@ -109,7 +107,7 @@ def frequencies(d: int) -> None:
     st.subheader(t("pe.factor_header"))
     prose(t("pe.factor_intro"))
     pairs = sorted(links.control(st.multiselect, t("pe.pairs"), list(range(d // 2)), help=t("pe.pairs_help"),
-                                 setting="pe_pairs", identity=(d,)))
+                                 setting="pe_pairs"))
     rows = positions.frequency_rows(pairs, d)
     exact = [t("pe.col_exponent"), t("pe.col_factor"), t("pe.col_wavelength")]
     number_table(pd.DataFrame({t("pe.col_i"): pairs, t("pe.col_dims"): [f"{2 * i}, {2 * i + 1}" for i in pairs],
@@ -148,7 +146,7 @@ def rope_plane(R: positions.Rotary, P: int, k: int, d_rope: int, dim: Callable[.
     ss = st.session_state
     ss["pe_rope_pair"] = min(int(ss["pe_rope_pair"]), d_rope // 2 - 1)
     i = links.control(st.number_input, t("pe.rope_pair"), 0, d_rope // 2 - 1, step=1, width=240,
-                      setting="pe_rope_pair", identity=(d_rope,))
+                      setting="pe_rope_pair")
     theta = 1.0 / float(positional.frequency_factor(i, d_rope))
     steps = [p for p in range(4) if p + k < P]
     points = R.pair(i, steps, k)

@@ -29,21 +29,17 @@ def matching(scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
                  if all(name_ in ss and ss[name_] == value for name_, value in values.items())), None)
 
 
-def apply(values: Mapping[str, Any]) -> None:
-    """Set every value of a scene; link warnings about those settings are settled."""
-    ss = st.session_state
-    for name, value in values.items():
-        ss[name] = value
-    ss[state.PROBLEMS] = [p for p in ss.get(state.PROBLEMS, []) if p["canonical"] not in values
-                          and p["canonical"] != SCENE]
-    if state.key("d_model") in values:
-        state.fix_heads()
+def settle(values: Mapping[str, Any]) -> None:
+    """A scene has set `values`: link warnings about them (and about the link's scene) are settled."""
+    for setting in (*values, SCENE):
+        state.settle(setting)
 
 
 def _chosen(widget_key: str, scenes: Mapping[str, Mapping[str, Any]]) -> None:
     name = st.session_state[widget_key]
     if name is not None:  # a click on the lit pill unlights it: the settings stay as they are
-        apply(scenes[name])
+        st.session_state.update(scenes[name])
+        settle(scenes[name])
 
 
 def _from_link(scenes: Mapping[str, Mapping[str, Any]]) -> None:
@@ -51,8 +47,9 @@ def _from_link(scenes: Mapping[str, Mapping[str, Any]]) -> None:
     if name is None:
         return
     if name in scenes:
-        apply(scenes[name])
-        st.rerun()  # the sidebar and `settings()` ran before this: start again with the scene in place
+        state.set_later(scenes[name])  # the sidebar has drawn its controls: they take the scene in the next run
+        settle(scenes[name])
+        st.rerun()
     links.report(SCENE, name, links.Rejected("state.allowed_choice", choices=", ".join(scenes)), "—")
 
 

@@ -26,6 +26,7 @@ def sidebar() -> None:
             st.caption(t("sidebar.lesson_settings_help"))
             links.control(st.number_input, t("sidebar.d_model"), min_value=state.D_MODEL_RANGE[0],
                           max_value=state.D_MODEL_RANGE[1], step=8, setting=key("d_model"))
+            state.fix_heads()  # after a new d_model
             links.control(st.selectbox, t("sidebar.heads"), state.heads_options(int(ss[key("d_model")])),
                           help=t("sidebar.heads_help"), setting=key("heads"))
             links.control(st.slider, t("sidebar.seq_len"), *state.SEQ_LEN_RANGE, setting=key("seq_len"))
@@ -35,4 +36,4 @@ def sidebar() -> None:
                           max_value=state.SEED_RANGE[1], step=1, help=t("sidebar.seed_help"), setting=key("seed"))
             links.control(st.selectbox, t("sidebar.device"), ["auto", *core.available_devices()],
                           format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
-                          if d == "auto" else d, help=t("sidebar.device_help"), setting=key("device"))
+                          if d == "auto" else d, help=t("sidebar.device_help"), setting=key("device"), link=False)

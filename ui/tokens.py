@@ -31,17 +31,15 @@ def _check(text: str) -> str | None:
 
 
 def sentence_tokens(seq_len: int, page: str) -> list[str]:
-    """Draw the sentence input and return the tokens to use (never empty, at most `seq_len`).
-
-    `page` (the calling lesson's catalog section) gives each page's box a key of its own: Streamlit ties a
-    widget to its page, so one key on two pages would show the previous page's (empty) box after a switch."""
+    """Draw the sentence input and return the tokens to use (never empty, at most `seq_len`). One box for
+    every lesson: the sentence typed in one lesson is the sentence of the next. (`page` is not used.)"""
     ss = st.session_state
     ss.setdefault(SENTENCE_KEY, DEFAULT_SENTENCE)
     ss.setdefault(TEXT_KEY, ss[SENTENCE_KEY])
     text_col, reset_col = st.columns([5, 1], vertical_alignment="bottom")
     with text_col:
         control(st.text_input, t("tokens.label"), help=t("tokens.help", n=seq_len), max_chars=MAX_CHARS,
-                setting=TEXT_KEY, identity=(page,))
+                setting=TEXT_KEY)
     with reset_col:
         st.button(t("tokens.reset"), on_click=_reset, icon=":material/restart_alt:")
     problem = _check(ss[TEXT_KEY])

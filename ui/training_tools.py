@@ -110,11 +110,11 @@ def attention_section(run: Run) -> None:
     lang = current_language()
     kind_col, layer_col = st.columns(2)
     kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
-                         horizontal=True, setting="train_kind", identity=(lang,))
+                         horizontal=True, setting="train_kind")
     layers = maps[kind].shape[0]
     layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
-                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_layer",
-                          identity=(lang, layers)) if layers > 1 else 0
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang),
+                          setting="train_layer") if layers > 1 else 0
     rows = src_labels if kind == "encoder" else tgt_labels
     cols = tgt_labels if kind == "decoder" else src_labels
     heads = maps[kind][layer]
@@ -128,20 +128,18 @@ def snapshots_section(run: Run) -> None:
     lang = current_language()
     kind_col, layer_col, head_col = st.columns(3)
     kind = links.control(kind_col.radio, t("train.kind"), KINDS, format_func=lambda k: t(f"train.kind_of.{k}", lang),
-                         horizontal=True, setting="train_snap_kind", identity=(lang,))
+                         horizontal=True, setting="train_snap_kind")
     layers, heads = snaps[0][1][kind].shape[:2]
     layer = links.control(layer_col.selectbox, t("train.layer"), range(layers),
-                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_snap_layer",
-                          identity=(lang, layers))
+                          format_func=lambda i: t("train.layer_n", i=i + 1, lang=lang), setting="train_snap_layer")
     head = links.control(head_col.selectbox, t("train.head"), range(heads),
-                         format_func=lambda h: t("train.head_n", h=h + 1, lang=lang), setting="train_snap_head",
-                         identity=(lang, heads))
+                         format_func=lambda h: t("train.head_n", h=h + 1, lang=lang), setting="train_snap_head")
     steps = [s for s, _ in snaps]
     if st.session_state.get("train_snap_step") not in steps:
         st.session_state["train_snap_step"] = steps[-1]
     if len(steps) > 1:
         links.control(st.select_slider, t("train.snapshot"), steps, help=t("train.snapshot_help"),
-                      setting="train_snap_step", identity=tuple(steps))
+                      setting="train_snap_step")
     chosen = snaps[steps.index(st.session_state["train_snap_step"])][1][kind][layer, head]  # (n_q, n_k)
     src, tgt_in = run.probe
     src_labels = run.trainer.task.src_vocab.decode(src[0].tolist())
