@@ -131,8 +131,8 @@ def test_the_view_link_carries_the_shared_settings_and_follows_them():
     assert shown == {name: at.query_params[name] for name in shown}
     assert shown == {"lang": "en", "seed": "0", "d_model": "64", "heads": "4", "seq_len": "8", "mask": "none",
                      "show_numbers": "0", "present": "0"}
-    at.number_input(key="w_cfg_seed").set_value(7).run()
-    at.number_input(key="w_cfg_d_model").set_value(96).run()
+    at.number_input(key="cfg_seed").set_value(7).run()
+    at.number_input(key="cfg_d_model").set_value(96).run()
     at.sidebar.radio[0].set_value("es").run()
     assert not at.exception
     shown = query_of(at.main.code[0].value)

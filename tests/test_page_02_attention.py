@@ -87,7 +87,7 @@ PART_TABLES = {  # each part's "show the numbers" tables (ui/parts.py: one part 
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick the lesson's part as a learner does, and run."""
-    widget(at, "radio", "w_qkv_part").set_value(part).run()
+    widget(at, "radio", "qkv_part").set_value(part).run()
     return at
 
 
@@ -125,7 +125,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("qkv.title", lang=lang)
     assert not at.warning and not at.dataframe  # numbers hidden by default
-    assert at.toggle(key="w_qkv_tied").label == t("qkv.tied", lang=lang)
+    assert at.toggle(key="qkv_tied").label == t("qkv.tied", lang=lang)
     assert at.subheader[-1].value == t("qkv.notice_header", lang=lang)
 
 
@@ -162,7 +162,7 @@ def test_charts_carry_the_same_numbers():
 def test_tying_w_k_to_w_q_makes_the_scores_symmetric():
     at = start()
     before = tables(at)
-    at.toggle(key="w_qkv_tied").set_value(True).run()
+    at.toggle(key="qkv_tied").set_value(True).run()
     assert_clean(at)
     got = tables(at)
     assert_matches(got, reference(EXAMPLE, tied=True))
@@ -234,7 +234,7 @@ def test_bad_sentences_warn_and_keep_the_last_valid_one(text, key):
 
 def test_picking_another_query_changes_the_one_query_view():
     at = start(sentence="the cat sat on the mat", qkv_part="query")
-    query = next(s for s in at.selectbox if s.key.startswith("w_qkv_query"))
+    query = at.selectbox(key="qkv_query")
     query.set_value(4).run()  # the second "the"
     assert_clean(at)
     got, want = tables(at), reference("the cat sat on the mat".split())
@@ -305,7 +305,7 @@ def test_the_saturation_sentence_at_the_default_d_k(lang, seed):
 def test_slider_changes_what_is_shown():
     at = start(numbers=False)
     before = [m.value for m in at.metric]
-    widget(at, "select_slider", "w_qkv_dk").set_value(512).run()
+    widget(at, "select_slider", "qkv_dk").set_value(512).run()
     assert_clean(at)
     after = [m.value for m in at.metric]
     assert before != after and float(after[0]) > 300 and float(after[4]) < 2
@@ -314,18 +314,18 @@ def test_slider_changes_what_is_shown():
 
 def test_language_switch_keeps_the_sentence_and_the_choices():
     at = start(APP, sentence="la gata duerme", mask="causal")
-    at.toggle(key="w_qkv_tied").set_value(True).run()
+    at.toggle(key="qkv_tied").set_value(True).run()
     at.sidebar.radio[0].set_value("es").run()
     assert_clean(at)
-    assert at.title[0].value == t("qkv.title", lang="es") and at.toggle(key="w_qkv_tied").value is True
+    assert at.title[0].value == t("qkv.title", lang="es") and at.toggle(key="qkv_tied").value is True
     got = tables(at, causal=True)
     assert_matches(got, reference(["la", "gata", "duerme"], causal=True, tied=True))
-    widget(at, "select_slider", "w_qkv_dk").set_value(256).run()
+    widget(at, "select_slider", "qkv_dk").set_value(256).run()
     at.switch_page("lessons/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
     assert at.title[0].value == t("sim.title", lang="es")
     at.switch_page("lessons/02_attention.py").run()
     assert_clean(at)
-    assert at.toggle(key="w_qkv_tied").value is True and widget(at, "select_slider", "w_qkv_dk").value == 256
+    assert at.toggle(key="qkv_tied").value is True and widget(at, "select_slider", "qkv_dk").value == 256
     np.testing.assert_array_equal(tables(at, causal=True)["A"], got["A"])
 
 
@@ -363,4 +363,4 @@ def test_each_part_draws_its_own_sections_and_the_scaling_experiment_is_under_ev
         headers = [h.value for h in at.subheader]
         assert [key for key in own.values() if t(key) in headers] == [own[part]]
         assert t("qkv.scaling_header") in headers and len(at.metric) == 8
-        assert widget(at, "select_slider", "w_qkv_dk").value == 64 and at.toggle(key="w_qkv_tied").value is False
+        assert widget(at, "select_slider", "qkv_dk").value == 64 and at.toggle(key="qkv_tied").value is False

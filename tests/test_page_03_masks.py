@@ -201,8 +201,8 @@ def test_defaults_show_the_course_causal_weights():
 
 def test_live_batch_matches_plain_torch_and_numpy():
     at = start(cfg_mask="both", cfg_seed=5, masks_part="batch")
-    widget(at, "selectbox", "w_masks_sentence").set_value(2)
-    widget(at, "selectbox", "w_masks_head").set_value(3).run()
+    widget(at, "selectbox", "masks_sentence").set_value(2)
+    widget(at, "selectbox", "masks_head").set_value(3).run()
     assert_clean(at)
     tokens, keep, scores, weights = live_reference(BATCH, 64, 4, 5, "both")
     grid = table(at, "masks_grid")
@@ -218,7 +218,7 @@ def test_live_batch_matches_plain_torch_and_numpy():
     edge = numbers(at, "masks_edge")  # the all-blocked row: torch.softmax NaN, core.softmax zeros
     assert np.isnan(edge[0]).all() and np.array_equal(edge[1], np.zeros(5))
     assert any("IGNORE_INDEX = -100" in m.value and "**0**" in m.value for m in at.markdown)  # no NaN in the batch
-    widget(at, "radio", "w_masks_part").set_value("conventions").run()  # the same sentence, written three ways
+    widget(at, "radio", "masks_part").set_value("conventions").run()  # the same sentence, written three ways
     assert_clean(at)
     assert len(at.dataframe) == 3  # the three conventions' tables, no other: same picture, opposite numbers
     keep_conv, tf_conv, torch_conv = (numbers(at, f"masks_conv_{name}") for name in ("keep", "tf", "torch"))
@@ -233,29 +233,29 @@ def test_controls_change_what_is_shown():
     before = steps(at, "masks_live")
     assert not [s for s in at.main.selectbox if s.label == t("sidebar.mask")]  # the mask is the sidebar's setting
     at.session_state["cfg_mask"] = "causal"  # as the sidebar sets it
-    widget(at, "selectbox", "w_masks_head").set_value(1).run()
+    widget(at, "selectbox", "masks_head").set_value(1).run()
     assert_clean(at)
     assert at.session_state["cfg_mask"] == "causal"
     after = steps(at, "masks_live")
     np.testing.assert_array_equal(after[1], np.tril(np.ones((5, 5))))
     assert not np.allclose(after[0], before[0])  # another head, other scores
     assert not np.allclose(after[4], before[4])  # and other weights
-    widget(at, "radio", "w_masks_part").set_value("example").run()
+    widget(at, "radio", "masks_part").set_value("example").run()
     np.testing.assert_allclose(numbers(at, "masks_ex_weights"), course_causal_weights())  # the example stays causal
-    widget(at, "radio", "w_masks_part").set_value("patterns").run()
+    widget(at, "radio", "masks_part").set_value("patterns").run()
     i, j = np.indices((8, 8))  # efficient patterns at n = 8, compared with numpy: first a window of 2
     np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), np.abs(i - j) <= 2)
     assert any("34" in m.value and "64" in m.value for m in at.markdown)
     assert all(s.label != t("sidebar.seq_len") for s in at.main.slider)  # n is the sidebar's sequence length
     at.session_state["masks_dilation"] = 3
-    widget(at, "selectbox", "w_masks_pattern").set_value("dilated").run()
+    widget(at, "selectbox", "masks_pattern").set_value("dilated").run()
     np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), (np.abs(i - j) <= 6) & ((i - j) % 3 == 0))
     at.session_state["masks_globals"] = 2
-    widget(at, "selectbox", "w_masks_pattern").set_value("global")
-    at.slider(key="w_masks_width").set_value(1).run()
+    widget(at, "selectbox", "masks_pattern").set_value("global")
+    at.slider(key="masks_width").set_value(1).run()
     assert_clean(at)
     np.testing.assert_array_equal(numbers(at, "masks_pattern_mask"), (np.abs(i - j) <= 1) | (i < 2) | (j < 2))
-    assert at.slider(key="w_masks_globals").value == 2
+    assert at.slider(key="masks_globals").value == 2
 
 
 LONG = " ".join(f"wörd{k}😀" for k in range(64))
@@ -288,7 +288,7 @@ def test_extremes_of_the_controls(path, lang, settings, batch, pattern):
         assert any(i.value == t("masks.truncated", lang=lang, seq_len=2) for i in at.info)
         assert charted[0].shape == (2, 2)
     for part in ("conventions", "patterns"):
-        widget(at, "radio", "w_masks_part").set_value(part).run()
+        widget(at, "radio", "masks_part").set_value(part).run()
         assert_clean(at)
         assert not at.error and not at.warning
     assert chart_matrices(at)[-1].shape == (n, n)  # the pattern
@@ -298,12 +298,12 @@ def test_bad_batch_warns_and_keeps_the_last_valid_one():
     at = start(lang="es", numbers=True, masks_part="batch")
     first = table(at, "masks_grid")
     for text in ("", "only one sentence", "a\nb\nc\nd\ne"):
-        at.text_area(key="w_masks_batch_text").set_value(text).run()
+        at.text_area(key="masks_batch_text").set_value(text).run()
         assert_clean(at)
         assert len(at.warning) == 1 and "I love deep learning" in at.warning[0].value
         assert table(at, "masks_grid").equals(first)  # the last valid batch stays on screen
         assert at.session_state["masks_batch_text"] == text  # and what the learner typed is kept, to be fixed
-    at.text_area(key="w_masks_batch_text").set_value("one two three\nfour").run()
+    at.text_area(key="masks_batch_text").set_value("one two three\nfour").run()
     grid = table(at, "masks_grid").to_numpy().tolist()
     assert not at.warning and grid == [["one", "two", "three"], ["four", "PAD", "PAD"]]
 

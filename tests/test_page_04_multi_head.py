@@ -46,7 +46,7 @@ def table(at: AppTest, key: str):
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick the lesson's part ("heads" or "inside") as a learner does, and run."""
-    widget(at, "radio", "w_mha_part").set_value(part).run()
+    widget(at, "radio", "mha_part").set_value(part).run()
     assert_clean(at)
     return at
 
@@ -70,8 +70,8 @@ def facet_weights(at: AppTest) -> dict[str, np.ndarray]:
 
 
 def heads_control(at: AppTest):
-    """The sidebar's heads selectbox (its key carries a hash of its options, see ui.state.bind)."""
-    return widget(at, "selectbox", "w_cfg_heads")
+    """The sidebar's heads selectbox."""
+    return widget(at, "selectbox", "cfg_heads")
 
 
 def fixed_words(key: str, lang: str) -> str:
@@ -224,16 +224,16 @@ def test_controls_change_what_is_shown():
     open_part(at, "heads")
     assert at.session_state["cfg_heads"] == 8 and len(table(at, "mha_summary")) == 8
     assert at.metric[0].value == f"{4 * 64**2 + 4 * 64:,}"  # the count does not depend on h
-    at.number_input(key="w_cfg_d_model").set_value(40).run()  # 8 heads divide 40
+    at.number_input(key="cfg_d_model").set_value(40).run()  # 8 heads divide 40
     assert at.session_state["cfg_heads"] == 8 and heads_control(at).options == [
         str(k) for k in (1, 2, 4, 5, 8, 10)]
-    at.number_input(key="w_cfg_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
+    at.number_input(key="cfg_d_model").set_value(36).run()  # 8 do not divide 36: the closest below is 6
     assert_clean(at)
     assert at.session_state["cfg_heads"] == 6 and matrix(at, "mha_X").shape == (5, 36)
     at.session_state["cfg_seed"] = 1
     at.run()
     assert not np.allclose(matrix(at, "mha_X")[:, :36], before_x[:, :36])
-    widget(at, "multiselect", "w_mha_view_heads").set_value([]).run()
+    widget(at, "multiselect", "mha_view_heads").set_value([]).run()
     assert_clean(at)
     assert not facet_weights(at) and at.info[0].value == t("mha.no_heads")
 

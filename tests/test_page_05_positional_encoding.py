@@ -85,7 +85,7 @@ TABLES = {  # every table of the lesson by name: its key (one part is drawn at a
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick one part of the lesson with its selector, as a learner does."""
-    widget(at, "radio", "w_pe_part").set_value(part).run()
+    widget(at, "radio", "pe_part").set_value(part).run()
     assert_clean(at)
     return at
 
@@ -254,8 +254,8 @@ def test_smallest_settings_and_the_learned_limit():
 def test_controls_change_what_is_shown():
     at = open_part(start(), "offset")
     before = frames(at)
-    at.slider(key="w_pe_positions").set_value(10)
-    widget(at, "slider", "w_pe_offset").set_value(7).run()  # both in one rerun
+    at.slider(key="pe_positions").set_value(10)
+    widget(at, "slider", "pe_offset").set_value(7).run()  # both in one rerun
     assert_clean(at)
     got = frames(at)
     assert got["dots"].shape == (10, 10) and list(got["offset"]["p"]) == [0, 1, 2]
@@ -263,12 +263,12 @@ def test_controls_change_what_is_shown():
     np.testing.assert_allclose(got["offset"].iloc[:, 2], expected, atol=1e-4)
     assert not np.allclose(got["offset"].iloc[0, 2], before["offset"].iloc[0, 2])
     assert frames(open_part(at, "sinusoidal"))["zoom"].shape == (10, 16)  # the parts share the positions
-    widget(at, "multiselect", "w_pe_pairs").set_value([5]).run()
+    widget(at, "multiselect", "pe_pairs").set_value([5]).run()
     assert list(frames(at)["factors"].iloc[:, 3]) == pytest.approx([10000 ** (10 / 64)])
-    widget(open_part(at, "order"), "radio", "w_pe_perm").set_value("shuffled").run()
+    widget(open_part(at, "order"), "radio", "pe_perm").set_value("shuffled").run()
     moved = frames(at)["plain_moved"]
     assert sorted(moved.index) == sorted(SENTENCE) and list(moved.index) != SENTENCE[::-1]
-    open_part(at, "naive").slider(key="w_pe_learned_len").set_value(3).run()
+    open_part(at, "naive").slider(key="pe_learned_len").set_value(3).run()
     assert [w.value for w in at.warning] == [t("pe.learned_too_long", n=5, L=3)]
     compare = open_part(at, "compare").table[0].value  # the comparison follows the table's length
     assert t("pe.learned_params", params=3 * 64, L=3, d=64) in compare.to_numpy()
@@ -281,7 +281,7 @@ def test_odd_d_model_one_token_and_an_empty_sentence():
     infos = walk(at, "es")["info"]
     assert t("pe.order_one_token", lang="es") in infos and t("pe.odd_d", lang="es", d=9) in infos
     open_part(at, "naive")
-    widget(at, "text_input", "w_cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
+    widget(at, "text_input", "cfg_sentence_text").set_value("   ").run()  # bad input: a message, the last sentence stays
     assert_clean(at)
     assert at.warning and frames(at)["index"].index.tolist() == ["hola"]
 

@@ -51,7 +51,7 @@ def frames(at: AppTest) -> dict[str, np.ndarray]:
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick a part with the lesson's part selector."""
-    widget(at, "radio", "w_blocks_part").set_value(part).run()
+    widget(at, "radio", "blocks_part").set_value(part).run()
     assert_clean(at)
     return at
 
@@ -103,10 +103,10 @@ def test_runs_in_both_languages(path, lang):
     assert at.title[0].value == t("blocks.title", lang=lang)
     assert not at.error and not at.warning
     assert not at.dataframe and at.get("vega_lite_chart")  # the FFN part first; numbers tables only when asked for
-    assert widget(at, "radio", "w_blocks_part").label == t("blocks.part", lang=lang)
+    assert widget(at, "radio", "blocks_part").label == t("blocks.part", lang=lang)
     open_part(at, "layers")
     assert len(at.dataframe) == 1  # the shapes table
-    assert widget(at, "radio", "w_blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
+    assert widget(at, "radio", "blk_trace_kind").label == t("blocks.trace_kind", lang=lang)
 
 
 @pytest.mark.parametrize("activation, ratio", [("relu", 4), ("gelu", 2)])
@@ -144,13 +144,13 @@ def test_dropout_zeroes_about_p_and_scales_survivors_exactly():
     assert any("**2.0000**" in m.value for m in at.markdown)
     first = mask.copy()
     open_part(at, "residual")
-    at.slider(key="w_blk_layers").set_value(2).run()  # an unrelated control does not redraw
+    at.slider(key="blk_layers").set_value(2).run()  # an unrelated control does not redraw
     open_part(at, "dropout")
     np.testing.assert_array_equal(matrix(at, "mask"), first)
     redraw = next(b for b in at.button if b.label == t("blocks.redraw"))
     redraw.click().run()
     assert not np.array_equal(matrix(at, "mask"), first)
-    at.toggle(key="w_blk_train").set_value(False).run()  # eval mode: the identity
+    at.toggle(key="blk_train").set_value(False).run()  # eval mode: the identity
     np.testing.assert_array_equal(matrix(at, "dropped"), y)
     assert np.all(matrix(at, "mask") == 1) and at.info
 
@@ -199,13 +199,13 @@ def test_traced_tensors_shapes_and_heatmap():
     weights = cache["cross_attn.hook_weights"][0, 0].double().numpy()  # the default pick, head 0
     np.testing.assert_allclose(matrix(at, "traced"), weights, atol=1e-6)
     assert list(frames(at)["traced"].columns) == WORDS and list(frames(at)["traced"].index) == TARGET
-    widget(at, "selectbox", "w_blk_head").set_value(3).run()
+    widget(at, "selectbox", "blk_head").set_value(3).run()
     np.testing.assert_allclose(matrix(at, "traced"), cache["cross_attn.hook_weights"][0, 3].numpy(), atol=1e-6)
-    widget(at, "selectbox", "w_blk_tensor_decoder").set_value("self_attn.hook_masked_scores").run()
+    widget(at, "selectbox", "blk_tensor_decoder").set_value("self_attn.hook_masked_scores").run()
     assert_clean(at)
     masked = matrix(at, "traced")
     assert np.isneginf(masked[0, 1]) and np.isfinite(np.diag(masked)).all()  # the causal mask, -inf above
-    widget(at, "radio", "w_blk_trace_kind").set_value("encoder").run()
+    widget(at, "radio", "blk_trace_kind").set_value("encoder").run()
     assert frames(at)["shapes"].shape[0] == 19 and matrix(at, "traced").shape == (5, 64)
 
 
@@ -274,11 +274,11 @@ def test_extremes_of_every_control(case, lang):
 
 def test_empty_target_warns_and_keeps_the_last_sentence():
     at = start(numbers=False, blocks_part="layers")
-    at.text_input(key="w_blk_target_text").input("   ").run()
+    at.text_input(key="blk_target_text").input("   ").run()
     assert_clean(at)
     assert len(at.warning) == 1 and "el tiempo vuela" in at.warning[0].value
     assert at.session_state["blk_target"] == " ".join(TARGET)
-    at.text_input(key="w_blk_target_text").input("hola mundo").run()
+    at.text_input(key="blk_target_text").input("hola mundo").run()
     assert not at.warning and at.session_state["blk_target"] == "hola mundo"
 
 

@@ -42,7 +42,7 @@ TABLES = {"diagram": (), "parameters": ("model", "layer"), "costs": ("cost", "me
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick a part of the lesson with its part selector (the lesson draws one part at a time)."""
-    widget(at, "radio", "w_arch_part").set_value(part).run()
+    widget(at, "radio", "arch_part").set_value(part).run()
     assert_clean(at)
     return at
 
@@ -84,7 +84,7 @@ def set_shared(at: AppTest, name: str, value) -> AppTest:
     """A sidebar setting (d_model, heads, seq_len): through the sidebar's widget when the app draws it, else set
     as that widget sets it (the page alone has no sidebar; the lesson draws no second control)."""
     found = [w for kind in ("number_input", "selectbox", "slider") for w in getattr(at.sidebar, kind)
-             if re.fullmatch(rf"w_cfg_{name}(_[0-9a-f]{{8}})?", w.key or "")]
+             if w.key == f"cfg_{name}"]
     if found:
         return found[0].set_value(value).run()
     at.session_state[f"cfg_{name}"] = value
@@ -97,13 +97,13 @@ def set_model(at: AppTest, *, d_model=None, heads=None, d_ff=None, layers=None, 
         if value is not None:
             at = set_shared(at, name, value)
     if d_ff is not None:
-        at.toggle(key="w_arch_ff_auto").set_value(False).run()
-        at.number_input(key="w_arch_d_ff").set_value(d_ff)
-    for key, value in (("w_arch_layers", layers), ("w_arch_src_vocab", src), ("w_arch_tgt_vocab", tgt)):
+        at.toggle(key="arch_ff_auto").set_value(False).run()
+        at.number_input(key="arch_d_ff").set_value(d_ff)
+    for key, value in (("arch_layers", layers), ("arch_src_vocab", src), ("arch_tgt_vocab", tgt)):
         if value is not None:
             at.number_input(key=key).set_value(value)
     if pre_norm is not None:
-        widget(at, "radio", "w_arch_pre_norm").set_value(pre_norm)
+        widget(at, "radio", "arch_pre_norm").set_value(pre_norm)
     return at.run()
 
 
@@ -166,7 +166,7 @@ def test_course_layer_numbers_and_the_honest_note():
 def test_weights_only_formulas_and_d_ff_follows_d_model():
     at = set_model(start(), d_model=128)
     assert_clean(at)
-    assert at.number_input(key="w_arch_d_ff").value == 512 and at.session_state["cfg_d_model"] == 128
+    assert at.number_input(key="arch_d_ff").value == 512 and at.session_state["cfg_d_model"] == 128
     model = tables(at)["model"]
     d, d_ff, n_layers, v = 128, 512, 6, 37_000
     weights = model.iloc[:, -1].to_numpy(dtype=np.int64)

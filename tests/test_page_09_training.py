@@ -290,7 +290,7 @@ def test_preset_fills_the_controls():
     preset = PRESETS["addition"]["fast"]
     assert at.session_state["train_d_model"] == preset.model["d_model"]
     assert at.session_state["train_steps"] == preset.train.steps
-    widget(at, "radio", "w_train_preset").set_value("course").run()  # the learner picks it: its preset loads
+    widget(at, "radio", "train_preset").set_value("course").run()  # the learner picks it: its preset loads
     course = PRESETS["addition"]["course"]
     assert at.session_state["train_d_model"] == course.model["d_model"] == 256
     assert at.session_state["train_lr"] == course.train.lr

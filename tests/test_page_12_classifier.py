@@ -75,7 +75,7 @@ def test_defaults_render_without_errors_and_nothing_trains_until_start(lang):
     assert number(200 * 32, ",", lang, tex=True) in formula
     assert number(layer, ",", lang, tex=True) in formula
     assert any(number(6000, ",", lang) in c.value for c in at.caption)  # the caps: 30 epochs of 200 steps
-    assert ("0.001" if lang == "en" else "0,001") in widget(at, "select_slider", "w_clf_lr").options
+    assert ("0.001" if lang == "en" else "0,001") in widget(at, "select_slider", "clf_lr").options
 
 
 EXTREMES = [{"clf_minority": 0, "clf_epochs": 1, "clf_steps": 10, "clf_lr": 1e-4},
@@ -115,7 +115,7 @@ def example_rows(at: AppTest) -> list[str]:
 @pytest.mark.parametrize("m", [0, 4, 9])
 def test_the_examples_follow_the_minority_slider(m):
     at = start()
-    widget(at, "slider", "w_clf_minority").set_value(m).run()
+    widget(at, "slider", "clf_minority").set_value(m).run()
     assert_clean(at)
     rows = example_rows(at)
     assert len(rows) == 2
@@ -154,7 +154,7 @@ def test_start_trains_in_chunks_until_done_and_the_table_is_right():
 def test_raising_the_epochs_continues_the_finished_runs():
     at = train_until_done(start(state=QUICK | {"clf_epochs": 1}).button(key="clf_start").click().run())
     assert steps(at) == [10] and [i.value for i in at.info] == [t("clf.more_epochs", cap=30)]
-    widget(at, "slider", "w_clf_epochs").set_value(2).run()
+    widget(at, "slider", "clf_epochs").set_value(2).run()
     assert not at.button(key="clf_start").disabled and at.button(key="clf_start").label == t("clf.continue")
     train_until_done(at.button(key="clf_start").click().run())
     assert steps(at) == [20] and len(next(iter(runs(at).values())).history) == 2
@@ -211,18 +211,18 @@ def test_a_page_switch_mid_training_keeps_the_runs_and_training_resumes_on_retur
     at.switch_page(LESSON).run()
     assert_clean(at)
     assert at.session_state["clf_running"] and steps(at)[0] > away[0]
-    assert widget(at, "slider", "w_clf_steps").value == 200  # the controls come back as they were
+    assert widget(at, "slider", "clf_steps").value == 200  # the controls come back as they were
 
 
 def test_a_preset_sets_the_controls():
     at = start(state={"clf_depths": [6], "clf_steps": 200, "clf_epochs": 3})
     at.button(key="clf_preset_fast_lr").click().run()
     assert_clean(at)
-    assert widget(at, "select_slider", "w_clf_lr").value == 1e-2
-    assert widget(at, "slider", "w_clf_minority").value == 8
-    assert widget(at, "multiselect", "w_clf_norms").value == ["pre", "post"]
-    assert widget(at, "multiselect", "w_clf_depths").value == [1, 2, 4]
-    assert widget(at, "slider", "w_clf_steps").value == 50 and widget(at, "slider", "w_clf_epochs").value == 10
+    assert widget(at, "select_slider", "clf_lr").value == 1e-2
+    assert widget(at, "slider", "clf_minority").value == 8
+    assert widget(at, "multiselect", "clf_norms").value == ["pre", "post"]
+    assert widget(at, "multiselect", "clf_depths").value == [1, 2, 4]
+    assert widget(at, "slider", "clf_steps").value == 50 and widget(at, "slider", "clf_epochs").value == 10
 
 
 def test_the_numbers_follow_the_sidebar_toggle():

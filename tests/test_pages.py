@@ -118,7 +118,7 @@ def test_editing_a_vector_changes_every_matrix():
 
 def test_scaling_changes_s_and_a_and_still_matches_numpy():
     at = start()
-    at.toggle(key="w_sim_scale").set_value(True).run()
+    at.toggle(key="sim_scale").set_value(True).run()
     assert_clean(at)
     got, want = tables(at), reference(X0, scale=True)
     for name in "XSAC":
@@ -129,7 +129,7 @@ def test_scaling_changes_s_and_a_and_still_matches_numpy():
 
 def test_more_dimensions_pad_with_zeros_and_keep_s():
     at = start()
-    at.number_input(key="w_sim_dims").set_value(4).run()
+    at.number_input(key="sim_dims").set_value(4).run()
     got = tables(at)
     assert got["X"].shape == (5, 4) and np.all(got["X"][:, 3] == 0)
     np.testing.assert_allclose(got["S"], reference(X0)["S"], atol=1e-12)
@@ -146,10 +146,10 @@ def test_extremes_of_the_controls(case):
         at = edit(at, added_rows=extra)
         x = np.vstack([X0, [[0.1 * k, -0.2, 1.0] for k in range(7)]])
     elif case == "one_dim":
-        at.number_input(key="w_sim_dims").set_value(1).run()
+        at.number_input(key="sim_dims").set_value(1).run()
         x = X0[:, :1]
     else:
-        at.number_input(key="w_sim_dims").set_value(16).run()
+        at.number_input(key="sim_dims").set_value(16).run()
         x = np.hstack([X0, np.zeros((5, 13))])
     assert_clean(at)
     assert not at.error
@@ -210,9 +210,9 @@ def test_url_parameters_round_trip():
     assert at.title[0].value == t("sim.title", lang="es")
     assert {k: at.query_params[k] for k in query} == query
     assert at.session_state["cfg_d_model"] == 128 and at.session_state["cfg_heads"] == 8
-    at.number_input(key="w_cfg_d_model").set_value(100).run()  # 8 heads do not divide 100: the closest is 5
+    at.number_input(key="cfg_d_model").set_value(100).run()  # 8 heads do not divide 100: the closest is 5
     assert at.query_params["d_model"] == "100" and at.query_params["heads"] == "5"
-    assert widget(at, "selectbox", "w_cfg_heads").options == ["1", "2", "4", "5", "10"]
+    assert widget(at, "selectbox", "cfg_heads").options == ["1", "2", "4", "5", "10"]
 
 
 @pytest.mark.parametrize("query, lang, name, fallback", [
@@ -233,7 +233,7 @@ def test_invalid_url_parameters_warn_and_fall_back(query, lang, name, fallback):
     at.run()  # the warning stays on screen ...
     assert at.warning and f"**{name}**" in at.warning[0].value
     if name == "d_model":  # ... until the user sets that value
-        at.number_input(key="w_cfg_d_model").set_value(96).run()
+        at.number_input(key="cfg_d_model").set_value(96).run()
         assert not at.warning and at.query_params["d_model"] == "96"
 
 
@@ -252,7 +252,7 @@ def test_language_switch_keeps_the_edited_vectors():
     assert at.data_editor[0].key.endswith("_es")  # a new editor widget ...
     assert at.data_editor[0].value.iloc[2]["d1"] == 0.9  # ... that starts from the edited table
     assert list(table(at, "sim_X_numbers").index) == ["time", "flies", "like", "an", "flecha"]
-    assert at.toggle(key="w_sim_scale").label == t("sim.scale", lang="es")
+    assert at.toggle(key="sim_scale").label == t("sim.scale", lang="es")
 
 
 def test_page_switch_keeps_the_edited_vectors(tmp_path):
