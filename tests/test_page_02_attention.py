@@ -221,15 +221,21 @@ def test_a_64_token_sentence_is_cut_to_seq_len_with_a_message():
     assert tables(at, parts=("scores",))["A"].shape == (10, 10)
 
 
-@pytest.mark.parametrize("text, key", [("   ", "tokens.empty"), ("x" * 1001, "tokens.too_long")])
-def test_bad_sentences_warn_and_keep_the_last_valid_one(text, key):
+def test_an_empty_sentence_warns_and_keeps_the_last_valid_one():
     at = start(lang="es", qkv_part="scores")
     before = tables(at, parts=("scores",))
-    at.session_state["cfg_sentence_text"] = text
+    at.session_state["cfg_sentence_text"] = "   "
     at.run()
     assert not at.exception and len(at.warning) == 1
-    assert at.warning[0].value == t(key, lang="es", max=1000, kept=" ".join(EXAMPLE))
+    assert at.warning[0].value == t("tokens.empty", lang="es", max=1000, kept=" ".join(EXAMPLE))
     np.testing.assert_array_equal(tables(at, parts=("scores",))["A"], before["A"])
+
+
+def test_the_sentence_box_keeps_a_text_to_its_limit():
+    at = start(lang="es", qkv_part="scores")
+    at.session_state["cfg_sentence_text"] = "x " * 600  # more than a browser lets anyone type
+    at.run()
+    assert not at.exception and not at.warning and len(at.session_state["cfg_sentence_text"]) == 1000
 
 
 def test_picking_another_query_changes_the_one_query_view():
