@@ -45,7 +45,7 @@ def intro() -> None:
 def inputs(d_k: int) -> list[str]:
     """The sentence (returns its tokens), the tie between W_K and W_Q, the sizes, and what the sidebar's mask does."""
     st.subheader(t("qkv.input_header"))
-    words = tokens.sentence_tokens(settings.seq_len, "qkv")
+    words = tokens.sentence_tokens(settings.seq_len)
     links.control(st.toggle, t("qkv.tied"), help=t("qkv.tied_help"), setting="qkv_tied")
     st.info(t("qkv.sizes", d_model=settings.d_model, heads=settings.heads, d_k=d_k, n=len(words)),
             icon=":material/straighten:")

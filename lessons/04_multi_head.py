@@ -78,7 +78,7 @@ def controls(d_model: int, h: int, d_k: int) -> list[str]:
     """The sentence, then the split d_model = h × d_k (d_model, h and n are the sidebar's settings: a change there
     reruns the whole lesson). Returns the sentence's tokens."""
     st.subheader(t("mha.controls_header"))
-    tokens = sentence_tokens(settings.seq_len, "mha")
+    tokens = sentence_tokens(settings.seq_len)
     st.markdown(t("mha.split_caption", d_model=d_model, h=h, d_k=d_k, mask=t(f"mask.{settings.mask}")))
     st.caption(t("common.sizes_in_sidebar", section=t("sidebar.lesson_settings")))
     return tokens

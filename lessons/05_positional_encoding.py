@@ -211,7 +211,7 @@ shown = min(settings.d_model, views.SHOWN_DIMS)
 cols = [dim(j=j) for j in range(shown)]
 
 intro()
-tokens = sentence_tokens(settings.seq_len, "pe")
+tokens = sentence_tokens(settings.seq_len)
 part = parts.pick("pe_part", PARTS, label=t("pe.part"), format_func=lambda p: t(f"pe.part_{p}", lang))
 {"order": lambda: order_part(tokens), "naive": lambda: naive_part(tokens), "sinusoidal": sinusoidal_part,
  "offset": offset_part, "scale": lambda: scale_part(tokens), "rope": rope_part, "compare": compare_part}[part]()

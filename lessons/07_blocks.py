@@ -212,7 +212,7 @@ for _name, _value in DEFAULTS.items():
     ss.setdefault(f"blk_{_name}", _value)
 d, h, seed, device = settings.d_model, settings.heads, settings.seed, settings.device
 lang = settings.lang  # format functions get the language now: Streamlit may call them outside the run
-words = tokens.sentence_tokens(settings.seq_len, "blocks")
+words = tokens.sentence_tokens(settings.seq_len)
 
 intro()
 body()

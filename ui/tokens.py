@@ -26,9 +26,9 @@ def _check(text: str) -> str | None:
     return None if split(text) else "tokens.empty"
 
 
-def sentence_tokens(seq_len: int, page: str) -> list[str]:
+def sentence_tokens(seq_len: int) -> list[str]:
     """Draw the sentence input and return the tokens to use (never empty, at most `seq_len`). One box for
-    every lesson: the sentence typed in one lesson is the sentence of the next. (`page` is not used.)"""
+    every lesson: the sentence typed in one lesson is the sentence of the next."""
     ss = st.session_state
     ss.setdefault(SENTENCE_KEY, DEFAULT_SENTENCE)
     ss.setdefault(TEXT_KEY, ss[SENTENCE_KEY])
