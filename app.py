@@ -47,5 +47,5 @@ st.session_state.pop(parts.CURRENT, None)  # a lesson with sub-lessons sets it a
 page.run()
 links.finish(seek=parts.seek)  # a link's parameters of another part open that part
 with share:
-    links.share()
+    sidebar.share_box()
 presentation.lesson_buttons(page, [p for pages in sections.values() for p in pages])  # in the sidebar's order

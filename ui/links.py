@@ -6,7 +6,8 @@ to the URL under the setting's name (``cfg_`` dropped). The link's parameters wa
 (`state.PENDING`) until the control that owns them is drawn: the control's own arguments (options, min/max,
 max_chars) say what is allowed, so a value from a link is checked exactly as the widget would check it. A value
 it does not allow keeps the page's value and gets a translated warning. `finish` (app.py, after the page) drops
-other pages' parameters and says which of the link's parameters no control used; `share` draws the link.
+other pages' parameters and says which of the link's parameters no control used (`ui.sidebar.share_box` shows
+the link).
 
 Streamlit's own ``bind="query-params"`` does not do this job: it drops a value it rejects without a word, leaves
 out a value equal to the widget's default (ours come from session_state, so a link would lose it), and keeps a
@@ -14,7 +15,6 @@ translated choice's label, not its code, in the link.
 """
 from __future__ import annotations
 
-import html
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -200,26 +200,6 @@ def view_url() -> str:
     query = urlencode(st.query_params.to_dict())
     base = st.context.url  # None in AppTest
     return f"{base}?{query}" if base else f"?{query}"
-
-
-# The box is filled from the address bar when it is shown: a section rerun (st.fragment) updates the address but
-# not this sidebar box, which the whole run drew. The server's address is the text until the script runs.
-_LIVE_LINK = """<input class="share-url" readonly aria-label="{label}" value="{url}"
- style="width:100%;font-family:monospace;font-size:0.8rem;padding:0.4rem;border:1px solid #ccc;border-radius:0.4rem"
- onfocus="this.value = window.location.href; this.select()">
-<button class="share-copy" style="margin-top:0.4rem"
- onclick="const box = this.previousElementSibling; box.value = window.location.href; box.select();
- if (navigator.clipboard) navigator.clipboard.writeText(box.value);">{copy}</button>
-<script>document.querySelectorAll("input.share-url").forEach((box) => {{ box.value = window.location.href; }});</script>
-"""
-
-
-def share() -> None:
-    """"Link to this view": the address of the view as it is now, in a box that selects itself, and Copy."""
-    with st.popover(t("links.share"), icon=":material/link:", width="stretch"):
-        st.caption(t("links.share_help"))
-        st.html(_LIVE_LINK.format(url=html.escape(view_url()), label=html.escape(t("links.share")),
-                                  copy=html.escape(t("links.copy"))), unsafe_allow_javascript=True)
 
 
 def finish(seek: Callable[[dict], bool] | None = None) -> None:

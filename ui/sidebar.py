@@ -1,8 +1,10 @@
-"""The shared sidebar: language, "show the numbers", presentation mode and the lesson settings.
+"""The shared sidebar: language, "show the numbers", presentation mode, the lesson settings and the link.
 
 Drawn by app.py on every page, through `links.control` like every other control (the settings themselves,
 their ranges and their link parameters are `ui.state`'s)."""
 from __future__ import annotations
+
+import html
 
 import streamlit as st
 
@@ -37,3 +39,23 @@ def sidebar() -> None:
             links.control(st.selectbox, t("sidebar.device"), ["auto", *core.available_devices()],
                           format_func=lambda d: t("sidebar.device_auto", lang, device=core.default_device())
                           if d == "auto" else d, help=t("sidebar.device_help"), setting=key("device"), link=False)
+
+
+# The box is filled from the address bar when it is shown: a section rerun (st.fragment) updates the address but
+# not this sidebar box, which the whole run drew. The server's address is the text until the script runs.
+_LIVE_LINK = """<input class="share-url" readonly aria-label="{label}" value="{url}"
+ style="width:100%;font-family:monospace;font-size:0.8rem;padding:0.4rem;border:1px solid #ccc;border-radius:0.4rem"
+ onfocus="this.value = window.location.href; this.select()">
+<button class="share-copy" style="margin-top:0.4rem"
+ onclick="const box = this.previousElementSibling; box.value = window.location.href; box.select();
+ if (navigator.clipboard) navigator.clipboard.writeText(box.value);">{copy}</button>
+<script>document.querySelectorAll("input.share-url").forEach((box) => {{ box.value = window.location.href; }});</script>
+"""
+
+
+def share_box() -> None:
+    """"Link to this view": the address of the view as it is now, in a box that selects itself, and Copy."""
+    with st.popover(t("links.share"), icon=":material/link:", width="stretch"):
+        st.caption(t("links.share_help"))
+        st.html(_LIVE_LINK.format(url=html.escape(links.view_url()), label=html.escape(t("links.share")),
+                                  copy=html.escape(t("links.copy"))), unsafe_allow_javascript=True)
