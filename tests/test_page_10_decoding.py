@@ -133,13 +133,13 @@ def test_runs_in_both_languages(path, lang):
     assert at.title[0].value == t("dec.title", lang=lang)
     assert not at.warning
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE[:5]]
-    assert "w_dec_model" not in [w.key for w in at.selectbox]  # the model part is neither run nor drawn
+    assert "dec_model" not in [w.key for w in at.selectbox]  # the model part is neither run nor drawn
     assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
-    widget(at, "radio", "w_dec_part").set_value("model").run()  # the second part: the toy one is gone
+    widget(at, "radio", "dec_part").set_value("model").run()  # the second part: the toy one is gone
     assert_clean(at)
-    assert not at.warning and "w_dec_temp" not in [w.key for w in at.slider]
+    assert not at.warning and "dec_temp" not in [w.key for w in at.slider]
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in ALL_CODE]  # shown = run
-    assert widget(at, "selectbox", "w_dec_model").value == "early:copy"  # where the strategies differ
+    assert widget(at, "selectbox", "dec_model").value == "early:copy"  # where the strategies differ
     assert any(m.value.startswith(lookup("dec.notice_points", lang)[:30]) for m in at.markdown)
 
 
@@ -172,7 +172,7 @@ def test_toy_controls_at_their_extremes(name, value):
     at = start()
     before = frame(at, "dec_toy_numbers")
     kind = "select_slider" if name == "dec_draws" else "slider"
-    widget(at, kind, f"w_{name}").set_value(value).run()
+    widget(at, kind, f"{name}").set_value(value).run()
     assert_clean(at)
     settings = {"dec_temp": 1.0, "dec_top_k": 3, "dec_top_p": 0.9, "dec_draws": 20} | {name: value}
     check_toy(at, TOY, settings["dec_temp"], settings["dec_top_k"], settings["dec_top_p"], settings["dec_draws"])
@@ -181,12 +181,12 @@ def test_toy_controls_at_their_extremes(name, value):
 
 def test_toy_extremes_reach_greedy_and_the_tail():
     at = start()
-    widget(at, "slider", "w_dec_top_k").set_value(6).run()
-    widget(at, "slider", "w_dec_top_p").set_value(1.0).run()
-    widget(at, "slider", "w_dec_temp").set_value(3.0).run()
+    widget(at, "slider", "dec_top_k").set_value(6).run()
+    widget(at, "slider", "dec_top_p").set_value(1.0).run()
+    widget(at, "slider", "dec_temp").set_value(3.0).run()
     final = frame(at, "dec_toy_numbers")[t("dec.col_all")].to_numpy(float)
     assert (final > 0).all() and final.max() < 0.3  # flat: every token possible
-    widget(at, "slider", "w_dec_top_p").set_value(0.05).run()
+    widget(at, "slider", "dec_top_p").set_value(0.05).run()
     final = frame(at, "dec_toy_numbers")[t("dec.col_all")].to_numpy(float)
     assert final.tolist() == [1.0, 0, 0, 0, 0, 0]  # only the argmax survives: greedy
 
@@ -239,7 +239,7 @@ def test_each_model_decodes_like_the_references(ckpt, name):
     assert_clean(at)
     model, task = ckpt[name].model, ckpt[name].task
     text = task.examples(1)[0][0]
-    assert widget(at, "text_input", f"w_dec_text_shipped_{name}").value == text
+    assert widget(at, "text_input", f"dec_text_shipped_{name}").value == text
     src = task.encode_source(text)
     greedy = greedy_decode(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
     expected = task.format_target(task.answer(task.parse(text)))
@@ -256,14 +256,14 @@ def test_each_model_decodes_like_the_references(ckpt, name):
 
 def test_choosing_each_model_in_the_selectbox():
     at = start(dec_part="model")
-    box = widget(at, "selectbox", "w_dec_model")
+    box = widget(at, "selectbox", "dec_model")
     early = load_checkpoint(CHECKPOINT_DIR / "copy_early.pt").metrics
     assert box.options == [t("models.shipped", task=t(f"task.{n}")) for n in SHIPPED] + [
         t("dec.model_early", step=early["steps"], total=early["train_config"]["steps"])]
     for name in SHIPPED:
-        widget(at, "selectbox", "w_dec_model").set_value(model_id(name)).run()
+        widget(at, "selectbox", "dec_model").set_value(model_id(name)).run()
         assert_clean(at)
-        assert at.text_input[0].key == f"w_dec_text_shipped_{name}"
+        assert at.text_input[0].key == f"dec_text_shipped_{name}"
 
 
 @pytest.mark.parametrize("name,text,code", [
@@ -290,9 +290,9 @@ def test_bad_inputs_give_translated_messages(name, text, code, lang):
                                         ("dec_width", 1), ("dec_width", 8), ("dec_alpha", 0.0), ("dec_alpha", 2.0)])
 def test_model_controls_at_their_extremes(name, value):
     at = start(dec_part="model", state={"dec_view": "beam" if name in ("dec_width", "dec_alpha") else "sampling"})
-    widget(at, "slider", f"w_{name}").set_value(value).run()
+    widget(at, "slider", f"{name}").set_value(value).run()
     assert_clean(at)
-    assert widget(at, "slider", f"w_{name}").value == value
+    assert widget(at, "slider", f"{name}").value == value
     table = frame(at, "dec_compare")
     if name == "dec_width":
         assert len(frame(at, "dec_final")) == value
@@ -326,10 +326,10 @@ def test_stepping_through_greedy_and_sampling(ckpt):
     greedy = greedy_decode(model, src, task.max_tgt_len + 1, BOS_ID, EOS_ID, PAD_ID)[0].tolist()
     logits = teacher_forced(model, src, greedy)[0]
     n = len(greedy)
-    slider = widget(at, "slider", "w_dec_step")
+    slider = widget(at, "slider", "dec_step")
     assert (slider.min, slider.max, slider.value) == (1, n, 1)
     for step in (n, 2):
-        widget(at, "slider", "w_dec_step").set_value(step).run()
+        widget(at, "slider", "dec_step").set_value(step).run()
         assert_clean(at)
         shown = frame(at, "dec_step_numbers")
         np.testing.assert_allclose(shown[t("dec.logit")].to_numpy(float), logits[step - 1].numpy(), atol=1e-4)
@@ -338,12 +338,12 @@ def test_stepping_through_greedy_and_sampling(ckpt):
         names = " ".join(f"`{task.tgt_vocab.tokens[i]}`" for i in [BOS_ID, *greedy[:step - 1]])
         assert any(names in m.value for m in at.markdown)  # the decoder input grows
     at.button(key="dec_next").click().run()
-    assert widget(at, "slider", "w_dec_step").value == 3
+    assert widget(at, "slider", "dec_step").value == 3
     at.button(key="dec_previous").click().run()
     at.button(key="dec_previous").click().run()
     at.button(key="dec_previous").click().run()
-    assert widget(at, "slider", "w_dec_step").value == 1  # never below 1
-    widget(at, "radio", "w_dec_view").set_value("sampling").run()
+    assert widget(at, "slider", "dec_step").value == 1  # never below 1
+    widget(at, "radio", "dec_view").set_value("sampling").run()
     assert_clean(at)
     after = frame(at, "dec_step_numbers")[t("dec.col_after")].to_numpy(float)
     assert after.sum() == pytest.approx(1.0) and (after > 0).sum() == len(after)  # T = 1, no filter: all kept
@@ -373,8 +373,8 @@ def test_beam_view_with_its_tree(ckpt, lang):
     assert not at.get("graphviz_chart")  # drawn on the server, nothing laid out in the browser
     texts, desc = tree_texts(at)
     assert "<bos>" in texts and not any(x.startswith("…") for x in texts)  # step 1: the root and its children
-    n = int(widget(at, "slider", "w_dec_step").max)
-    widget(at, "slider", "w_dec_step").set_value(n).run()
+    n = int(widget(at, "slider", "dec_step").max)
+    widget(at, "slider", "dec_step").set_value(n).run()
     assert_clean(at)
     texts, desc = tree_texts(at)
     assert t("dec.tree_step", lang=lang, step=n - 6) not in texts and t("dec.tree_step", lang=lang, step=n - 5) in texts
@@ -406,7 +406,7 @@ def test_a_model_trained_in_this_session_comes_first(ckpt):
                           trainer=SimpleNamespace(step=10, model=model, task=ckpt["addition"].task))
     at = start(dec_part="model", state={"train_run": run})
     assert_clean(at)
-    box = widget(at, "selectbox", "w_dec_model")
+    box = widget(at, "selectbox", "dec_model")
     assert box.value == "session:addition"
     assert box.options[0] == t("models.session", task=t("task.addition"))
     assert has_frame(at, "dec_compare") and not model.training  # eval mode given back (it was eval)
@@ -420,9 +420,9 @@ def test_language_switch_keeps_the_choices():
     at.session_state["cfg_lang"] = "es"
     at.run()
     assert_clean(at)
-    assert widget(at, "selectbox", "w_dec_model").value == model_id("parser")
-    assert widget(at, "slider", "w_dec_m_temp").value == 2.0
-    assert widget(at, "radio", "w_dec_view").value == "beam"
+    assert widget(at, "selectbox", "dec_model").value == model_id("parser")
+    assert widget(at, "slider", "dec_m_temp").value == 2.0
+    assert widget(at, "radio", "dec_view").value == "beam"
     assert at.title[0].value == t("dec.title", lang="es")
 
 

@@ -80,7 +80,7 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def set_text(at: AppTest, text: str, key: str = "w_real_text_a") -> AppTest:
+def set_text(at: AppTest, text: str, key: str = "real_text_a") -> AppTest:
     at.text_input(key=key).set_value(text)
     return at.run()
 
@@ -169,7 +169,7 @@ def test_inputs_render_in_both_languages(bert, lang, name):
     tokens = list(table(at, "real_tokens").iloc[0])
     if name == "empty":
         assert at.warning and tokens == reference(bert, DEFAULT)["tokens"]  # the last valid sentence stays
-        assert at.text_input(key="w_real_text_a").value == ""  # and the input is not lost
+        assert at.text_input(key="real_text_a").value == ""  # and the input is not lost
     else:
         assert not at.warning, [w.value for w in at.warning]
         assert tokens == reference(bert, INPUTS[name])["tokens"]
@@ -183,11 +183,11 @@ def test_too_many_tokens_and_characters_are_refused_with_a_message():
     assert_clean(at)
     assert "129" in at.warning[0].value and "128" in at.warning[0].value
     assert list(table(at, "real_tokens").iloc[0]) == ["[CLS]", "hello", "[SEP]"]
-    assert at.text_input(key="w_real_text_a").max_chars == 600  # the box (and a link) takes at most 600 characters
-    at = set_text(at, "", key="w_real_text_a")
-    at = set_text(at, "only the second", key="w_real_text_b")
+    assert at.text_input(key="real_text_a").max_chars == 600  # the box (and a link) takes at most 600 characters
+    at = set_text(at, "", key="real_text_a")
+    at = set_text(at, "only the second", key="real_text_b")
     assert at.warning and list(table(at, "real_tokens").iloc[0]) == ["[CLS]", "hello", "[SEP]"]
-    at = set_text(at, "", key="w_real_text_b")
+    at = set_text(at, "", key="real_text_b")
     at = set_text(at, "\u200b\u200b")  # invisible characters only: no token
     assert at.warning
     assert_clean(at)
@@ -195,7 +195,7 @@ def test_too_many_tokens_and_characters_are_refused_with_a_message():
 
 def test_a_sentence_pair_gets_token_types(bert):
     at = start(numbers=False)
-    at.text_input(key="w_real_text_b").set_value("It was raining.")
+    at.text_input(key="real_text_b").set_value("It was raining.")
     at.run()
     assert_clean(at)
     ref = reference(bert, DEFAULT, "It was raining.")
@@ -251,13 +251,13 @@ def test_changing_the_head_and_the_toggle_changes_what_is_shown():
     at = start()
     before = tables(at)["weights"].to_numpy(dtype=float)
     captions = [c.value for c in at.caption]
-    widget(at, "selectbox", "w_real_head").set_value(5).run()
+    widget(at, "selectbox", "real_head").set_value(5).run()
     assert not np.allclose(tables(at)["weights"].to_numpy(dtype=float), before)
-    at.toggle(key="w_real_hide_special").set_value(True).run()
+    at.toggle(key="real_hide_special").set_value(True).run()
     assert_clean(at)
     after = [c.value for c in at.caption]
     assert after != captions and any("13 tokens" in c for c in after)  # 15 tokens less [CLS] and [SEP]
-    widget(at, "selectbox", "w_real_view_layer").set_value(5).run()
+    widget(at, "selectbox", "real_view_layer").set_value(5).run()
     assert_clean(at)
 
 
@@ -265,7 +265,7 @@ def test_changing_the_head_and_the_toggle_changes_what_is_shown():
 def test_sentence_similarity_matches_the_formula(bert, lang):
     sentences = ["A man is playing a guitar.", "Someone plays an instrument.", "Stock markets fell today."]
     at = start(lang=lang)
-    at.text_area(key="w_real_list").set_value("\n".join(sentences)).run()
+    at.text_area(key="real_list").set_value("\n".join(sentences)).run()
     assert_clean(at)
     model, tokenizer = bert
     inputs = tokenizer(sentences, padding=True, return_tensors="pt")
@@ -277,7 +277,7 @@ def test_sentence_similarity_matches_the_formula(bert, lang):
     cosine = tables(at)["cosine"].to_numpy(dtype=float)
     np.testing.assert_allclose(cosine, e @ e.T, atol=1e-5)
     assert cosine[0, 1] > cosine[0, 2]  # the paraphrase is closer than the unrelated sentence
-    at.text_area(key="w_real_list").set_value("just one").run()
+    at.text_area(key="real_list").set_value("just one").run()
     assert_clean(at)
     assert at.warning and tables(at)["cosine"].shape == (3, 3)  # the last valid list stays
 

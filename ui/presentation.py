@@ -33,7 +33,7 @@ CSS = f"""
 {_AREA} {{ zoom: {ZOOM}; padding: 3rem 2rem 6rem; }}
 @media (min-width: {WIDE}px) {{ {_AREA} {{ zoom: {ZOOM_WIDE}; }} }}
 {_AREA} .katex-display {{ overflow-x: auto; overflow-y: hidden; padding: 0.1em 0; }}
-{_AREA} :is([data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"]) svg {{ max-width: 100%; height: auto; }}
+{_AREA} [data-testid="stVegaLiteChart"] svg {{ max-width: 100%; height: auto; }}
 {_AREA} [data-testid="stDataFrame"] {{ max-width: 100%; }}
 {_AREA} [data-testid="stDataFrame"] > div {{ max-width: 100% !important; }}
 """
