@@ -54,7 +54,7 @@ def tables(at: AppTest) -> dict[str, pd.DataFrame]:
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick one of the lesson's parts (ui/parts.py) with its selector."""
-    widget(at, "radio", "w_ln_part").set_value(part).run()
+    widget(at, "radio", "ln_part").set_value(part).run()
     assert at.session_state["ln_part"] == part
     return at
 
@@ -165,7 +165,7 @@ def test_defaults_show_the_course_numbers():
     np.testing.assert_allclose(got["X"].to_numpy(dtype=float), X0)
     np.testing.assert_allclose(got["centered"].to_numpy(dtype=float), X0 - X0.mean(axis=1, keepdims=True),
                                atol=1e-12)
-    widget(at, "selectbox", "w_ln_token").set_value(2).run()  # the calculation written out for t2
+    widget(at, "selectbox", "ln_token").set_value(2).run()  # the calculation written out for t2
     assert "0.8879" in at.latex[-1].value and "0.0890" in at.latex[-1].value
     got = tables(open_part(at, "styles"))
     np.testing.assert_allclose(got["norm_annotated"].to_numpy(dtype=float), annotated_reference(X0)[0], atol=1e-12)
@@ -182,8 +182,8 @@ def test_defaults_show_the_course_numbers():
 def test_gamma_and_beta_match_nn_layernorm_and_the_formula():
     at = start(ln_part="styles")
     before = tables(at)
-    at.slider(key="w_ln_gamma").set_value(2.5)
-    at.slider(key="w_ln_beta").set_value(-0.75).run()
+    at.slider(key="ln_gamma").set_value(2.5)
+    at.slider(key="ln_beta").set_value(-0.75).run()
     assert_clean(at)
     got = tables(at)
     for style, reference in (("annotated", annotated_reference), ("torch", torch_reference)):
@@ -201,7 +201,7 @@ def test_the_two_styles_on_a_and_minus_a():
     assert [f"{v:.4f}" for v in pair[1, 2:]] == ["1.0000", "-1.0000"]
     np.testing.assert_allclose(pair[:, 1], [np.sqrt(2), np.sqrt(1 + 1e-5)], atol=1e-12)
     for a in (0.0, 1000.0, -1000.0):
-        at.number_input(key="w_ln_pair").set_value(a).run()
+        at.number_input(key="ln_pair").set_value(a).run()
         assert_clean(at)
         pair = tables(at)["pair"].to_numpy(dtype=float)
         x = np.array([[a, -a]])
@@ -213,7 +213,7 @@ def test_the_two_styles_on_a_and_minus_a():
 
 def test_gradient_norms_match_an_independent_recomputation():
     at = start(ln_part="placement", state={"cfg_seed": 3})
-    at.slider(key="w_ln_layers").set_value(3).run()
+    at.slider(key="ln_layers").set_value(3).run()
     assert_clean(at)
     grads = tables(at)["grads"].to_numpy(dtype=float)  # rows layers, columns pre, post
     assert grads.shape == (3, 2)
@@ -240,7 +240,7 @@ def test_extremes_of_the_controls(case):
     if case.startswith("layers"):
         n_layers = 1 if case == "layers_1" else 24
         at = start(lang=lang, state=state, ln_part="placement")
-        at.slider(key="w_ln_layers").set_value(n_layers).run()
+        at.slider(key="ln_layers").set_value(n_layers).run()
         assert_clean(at)
         assert tables(at)["grads"].shape == (n_layers, 2) and np.isfinite(tables(at)["grads"].to_numpy()).all()
         if n_layers == 24:
@@ -250,10 +250,10 @@ def test_extremes_of_the_controls(case):
     at = start(lang=lang, state=state, ln_part="styles" if case == "gamma_beta_extremes" else "statistics")
     x, gamma, beta, annotated = X0, 1.0, 0.0, True
     if case == "one_dim":
-        at.number_input(key="w_ln_dims").set_value(1).run()
+        at.number_input(key="ln_dims").set_value(1).run()
         x, annotated = X0[:, :1], False
     elif case == "sixteen_dims":
-        at.number_input(key="w_ln_dims").set_value(16).run()
+        at.number_input(key="ln_dims").set_value(16).run()
         x = np.hstack([X0, np.zeros((3, 14))])
     elif case == "one_row":
         at = edit(at, deleted_rows=[1, 2])
@@ -267,8 +267,8 @@ def test_extremes_of_the_controls(case):
         x = X0.copy()
         x[1] = 0.7
     else:
-        at.slider(key="w_ln_gamma").set_value(-2.0)
-        at.slider(key="w_ln_beta").set_value(2.0).run()
+        at.slider(key="ln_gamma").set_value(-2.0)
+        at.slider(key="ln_beta").set_value(2.0).run()
         gamma, beta = -2.0, 2.0
     assert_clean(at)
     got = tables(open_part(at, "statistics")) | tables(open_part(at, "styles")) | tables(open_part(at, "batch"))
@@ -392,8 +392,8 @@ def test_gamma_and_beta_change_the_outputs_alone_and_a_constant_row_gives_beta()
     row of equal values (its output is β everywhere), never x̂ beside it or the pair below."""
     at = open_part(edit(start(), edited_rows={1: {"d1": 0.7, "d2": 0.7}}), "styles")
     before = tables(at)
-    at.slider(key="w_ln_gamma").set_value(1.5)
-    at.slider(key="w_ln_beta").set_value(0.5).run()
+    at.slider(key="ln_gamma").set_value(1.5)
+    at.slider(key="ln_beta").set_value(0.5).run()
     assert_clean(at)
     got = tables(at)
     for name in ("norm_annotated", "norm_torch", "pair"):

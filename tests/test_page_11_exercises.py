@@ -92,7 +92,7 @@ def assert_clean(at: AppTest) -> None:
 
 def open_part(at: AppTest, part: str) -> AppTest:
     """Pick one of the lesson's parts (ui/parts.py) with its selector."""
-    widget(at, "radio", "w_ex_part").set_value(part).run()
+    widget(at, "radio", "ex_part").set_value(part).run()
     assert at.session_state["ex_part"] == part
     return at
 
@@ -153,7 +153,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("ex.title", lang=lang)
     assert at.session_state["ex_part"] == "embedding"  # the first part, alone: exercises 1 to 3
-    assert len(at.data_editor) == 5 and not [r for r in at.radio if r.key.startswith("w_ex_q_")]
+    assert len(at.data_editor) == 5 and not [r for r in at.radio if r.key.startswith("ex_q_")]
     assert score(at) == 0 and any(m.value.startswith(t("ex.score", lang=lang, score=0, total=N_SCORE, ex=0, n_ex=6,
                                                          q=0, n_q=7)) for m in at.markdown)
     assert sum(c.value == t("ex.from_course", lang=lang, n=1) for c in at.caption) == 2  # exercises 2 and 3
@@ -163,7 +163,7 @@ def test_runs_in_both_languages(path, lang):
     assert [c.value.strip() for c in at.main.code] == [inspect.getsource(f).strip() for f in functions]
     assert len(open_part(at, "attention").data_editor) == 6  # exercises 4 to 6, two tables each
     open_part(at, "questions")
-    radios = [r for r in at.radio if r.key.startswith("w_ex_q_")]
+    radios = [r for r in at.radio if r.key.startswith("ex_q_")]
     assert not at.data_editor and len(radios) == 7 and all(r.value is None for r in radios)
     at = reveal_all(at)
     assert_clean(at)
@@ -266,11 +266,11 @@ def test_tolerance_control_decides_and_its_extremes_run():
     at = type_answer(at, "1_out", off.tolist())
     at.button(key="ex_check_1").click().run()
     assert at.error and fixed_words("ex.some_wrong", "en") in at.error[0].value and "±0.001" in at.error[0].value
-    widget(at, "select_slider", "w_ex_tol").set_value(0.005).run()
+    widget(at, "select_slider", "ex_tol").set_value(0.005).run()
     at.button(key="ex_check_1").click().run()
     assert at.success[0].value == t("ex.all_right", tol="±0.005") and score(at) == 1
     for tol in (0.0005, 0.01):
-        widget(at, "select_slider", "w_ex_tol").set_value(tol).run()
+        widget(at, "select_slider", "ex_tol").set_value(tol).run()
         assert_clean(at)
 
 
@@ -300,7 +300,7 @@ def test_exercise_6_checks_against_the_normalized_residual_sum():
 
 def test_own_answers_are_carried_forward_when_complete():
     at = start()
-    at.toggle(key="w_ex_own").set_value(True).run()
+    at.toggle(key="ex_own").set_value(True).run()
     assert sum(c.value == t("ex.own_missing", n=1) for c in at.caption) == 2  # nothing typed yet: course values
     mine = [[0.5, -0.2], [1.3, -0.6], [0.9, 0.8]]
     at = type_answer(at, "1_out", mine)
@@ -315,14 +315,14 @@ def test_own_answers_are_carried_forward_when_complete():
     want = reference(x1=mine, own_a=own_a)
     assert sum(c.value.startswith(t("ex.from_you", n=1)) for c in at.caption) == 1  # exercise 6 starts from it too
     np.testing.assert_allclose(solutions(at)["e6_out"], want["e6_out"], atol=1e-9)
-    at.toggle(key="w_ex_own").set_value(False).run()
+    at.toggle(key="ex_own").set_value(False).run()
     np.testing.assert_allclose(solutions(open_part(at, "embedding"))["e2_p01"], REF["e2_p01"], atol=1e-9)  # the course's
 
 
 # ---- the conceptual questions and the score ---------------------------------------------------------------------
 
 def question(at: AppTest, q: str):
-    return widget(at, "radio", f"w_ex_q_{q}")
+    return widget(at, "radio", f"ex_q_{q}")
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
