@@ -131,8 +131,8 @@ def pages(browser):
 
 
 def picked_part(page, setting: str) -> int:
-    """The index of the sub-lesson whose radio button is checked (the widget's key is w_<setting>_<checksum>)."""
-    return page.eval_on_selector_all(f'[class*="st-key-w_{setting}_"] input[type=radio]',
+    """The index of the sub-lesson whose radio button is checked (the widget's key is the setting's name)."""
+    return page.eval_on_selector_all(f'.st-key-{setting} input[type=radio]',
                                      "inputs => inputs.findIndex(input => input.checked)")
 
 
@@ -145,7 +145,7 @@ def open_view(page, url: str, setting: str | None, part: str | None, lang: str) 
         wait_until_settled(page)
         if picked_part(page, setting) != VIEW_PARTS[url].index(part):
             page.evaluate("window.__bench.reset()")
-            page.locator(f'[class*="st-key-w_{setting}_"] label[data-testid="stRadioOption"]').nth(
+            page.locator(f'.st-key-{setting} label[data-testid="stRadioOption"]').nth(
                 VIEW_PARTS[url].index(part)).click()
             wait_until_settled(page)
     assert picked_part(page, setting) == VIEW_PARTS[url].index(part)  # the view on screen is this sub-lesson

@@ -1,7 +1,8 @@
 """The sentence the attention lessons act on, shared by pages 02-04 and kept across page switches.
 
 Tokens are the whitespace-separated words of the sentence, at most `seq_len` of them (a shared setting).
-An empty or over-long input gets a translated message and the last valid sentence stays in use.
+An empty input gets a translated message and the last valid sentence stays in use; the box keeps to MAX_CHARS
+characters, and a longer value from a link is refused with its own message (ui/links.py).
 """
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test, local_script_runner
 
 APP = ROOT / "app.py"
-SEED_WIDGET = "w_cfg_seed"
+SEED_WIDGET = "cfg_seed"
 GOAL_RATIO, GOAL_LARGEST_MS, GOAL_PAYLOAD_KB = 3.0, 300.0, 1024.0
 SHARED_LARGEST = {"cfg_d_model": 512, "cfg_heads": 16, "cfg_seq_len": 64, "cfg_mask": "both", "cfg_show_numbers": True}
 
