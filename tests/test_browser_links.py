@@ -58,6 +58,20 @@ def test_a_scene_opens_from_its_link(app, page):
     assert "One matrix for queries and keys" in lit.first.inner_text()
 
 
+def test_a_control_inside_a_section_unlights_its_scene(app, page):
+    """Lesson 2's d_k slider reruns its section only (st.fragment); moving it off the saturation scene still
+    unlights the pill above the lesson and drops the scene from the link."""
+    query = open_link(page, f"{app.url}{LESSON}?lang=en&scene=saturation")
+    assert query["scene"] == "saturation" and query["qkv_dk"] == "512"
+    lit = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] [role="radio"][aria-checked="true"]')
+    assert lit.count() == 1
+    page.locator('[data-testid="stSlider"]').filter(has_text="d_k, the length of q and k").get_by_role(
+        "slider").press("ArrowLeft")
+    page.wait_for_function("() => !location.search.includes('scene=')")
+    wait_for_app(page)
+    assert "qkv_dk=256" in page.url and lit.count() == 0
+
+
 def test_leaving_a_lesson_drops_its_parameters_and_the_share_box_follows(app, page):
     open_link(page, f"{app.url}{LESSON}?lang=es&qkv_dk=256")
     page.locator('[data-testid="stSidebarNavLink"][href$="/attention-masks"]').click()

@@ -29,6 +29,8 @@ from .i18n import in_every_language, t
 SEEN = "cfg_url_seen"  # the parameters the controls of this run wrote
 APPLIED = "cfg_url_applied"  # a link value was applied in this run: run once more so every part agrees
 LABELS = "cfg_labels"  # {setting: the labels its selection widget showed last}
+LIT = "cfg_scene_lit"  # (the page's scenes, the scene whose pill is lit): set by ui.scenes.picker
+MOVED = "cfg_moved"  # the lesson setting the user has just changed, until the pill or its control is drawn
 FLAG_WIDGETS = ("toggle", "checkbox")
 TEXT_WIDGETS = ("text_input", "text_area")
 SHOWN_CHOICES = 12  # a warning lists at most this many allowed values
@@ -157,6 +159,8 @@ def publish(name: str, value: Any) -> None:
 
 def _changed(setting: str, after: Callable[[], None] | None) -> None:
     state.settle(setting)
+    if setting not in state.SHARED:  # the sidebar's settings rerun the whole page anyway
+        st.session_state[MOVED] = setting
     if after is not None:
         after()
 
@@ -190,6 +194,11 @@ def control(widget: Callable, /, *args: Any, setting: str, after: Callable[[], N
     if "options" in spec:
         _relabel(setting, spec)
     value = widget(*args, **kwargs, key=setting, persist_state="session", on_change=_changed, args=(setting, after))
+    if ss.get(MOVED) == setting:  # not taken by the scene pill: this run is one section's (st.fragment)
+        del ss[MOVED]
+        scenes, lit = ss.get(LIT, ({}, None))
+        if any(setting in values for values in scenes.values()) and state.matching(scenes) != lit:
+            st.rerun(scope="app")  # the pill, its note and the link's scene follow the change
     if link:
         publish(url_name(setting), ss[setting])
     return value

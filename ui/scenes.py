@@ -4,8 +4,9 @@ A lesson writes its scenes as a literal ``SCENES = {name: {canonical setting: va
 their canonical keys, e.g. ``"cfg_d_model"``) and calls `picker` above its controls. The pills name the
 scenes; a click sets every value of that scene. The pill of the scene that the settings match now is lit,
 whatever set them, and while they match the link carries ``scene=<name>`` next to every value (so the link
-opens the same view even if a later version changes the scene). A link's scene is applied when the picker
-is drawn, and the run starts again at once, so the sidebar and the lesson's settings show it too.
+opens the same view even if a later version changes the scene); a control inside a section that reruns alone
+(st.fragment) reruns the whole page when it lights or unlights a pill (ui/links.py). A link's scene is applied
+when the picker is drawn, and the run starts again at once, so the sidebar and the lesson's settings show it too.
 
 Titles and notes come from the lesson's catalog section: ``<section>.scene_of.<name>`` names a scene and
 ``<section>.scene_note.<name>`` says what to look at in it.
@@ -20,13 +21,6 @@ from . import links, state
 from .i18n import current_language, t
 
 SCENE = "scene"  # the query parameter
-
-
-def matching(scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The first scene whose every value the settings hold now, or None."""
-    ss = st.session_state
-    return next((name for name, values in scenes.items()
-                 if all(name_ in ss and ss[name_] == value for name_, value in values.items())), None)
 
 
 def settle(values: Mapping[str, Any]) -> None:
@@ -59,7 +53,9 @@ def picker(section: str, scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
     lang = current_language()  # format functions get the language now: Streamlit may call them outside the run
     _from_link(scenes)
     links.warnings(SCENE)
-    current = matching(scenes)
+    current = state.matching(scenes)
+    ss.pop(links.MOVED, None)  # the pill is drawn with the settings as they are now
+    ss[links.LIT] = (scenes, current)
     widget_key = f"{section}_scene_{lang}"
     ss[widget_key] = current  # the lit pill follows the settings, whatever changed them
     st.pills(t("scene.label"), list(scenes), format_func=lambda name: t(f"{section}.scene_of.{name}", lang),

@@ -98,6 +98,13 @@ def init() -> None:
     ss.update(ss.pop(LATER, {}))
 
 
+def matching(named: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The first name in `named` whose every value the session holds now, or None (a lesson's scenes)."""
+    ss = st.session_state
+    return next((name for name, values in named.items()
+                 if all(setting in ss and ss[setting] == value for setting, value in values.items())), None)
+
+
 def set_later(values: Mapping[str, Any]) -> None:
     """Set `values` when the next run starts; for widgets this run has drawn (Streamlit refuses a change of a
     widget's value after the widget is drawn). The caller then reruns."""
