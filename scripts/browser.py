@@ -17,8 +17,10 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -212,6 +214,15 @@ def wait_until_settled(page, expect_run: bool = True, quiet_ms: float = QUIET_MS
         if time.monotonic() > deadline:
             raise TimeoutError(f"the page did not settle within {timeout:.0f} s: {state}")
         page.wait_for_timeout(50)
+
+
+def settle_after(page, action: Callable[[], Any], expect_run: bool = True) -> dict:
+    """Do `action` (a click, a key, a navigation) and wait until the run it starts has ended and the page is
+    quiet (`wait_until_settled`; the page needs `QUIET_JS`). An input that starts no run waits RERUN_WAIT_SECONDS
+    for one when `expect_run`: how long an effect that should not come is given to show."""
+    page.evaluate("window.__bench && window.__bench.reset()")
+    action()
+    return wait_until_settled(page, expect_run=expect_run)
 
 
 def nav_pages(page) -> list[tuple[str, str]]:

@@ -98,7 +98,6 @@ def tab_through(page) -> tuple[dict[str, str], list[str], int]:
 
 @pytest.mark.parametrize("slug", LESSONS, ids=lambda s: s or "welcome")
 def test_tab_reaches_every_control_and_every_chart_is_named(app, page, slug):
-    start = time.monotonic()
     open_lesson(page, app.url, slug)
     targets, missing, presses = tab_through(page)
     assert len(targets) >= 5, targets  # the lesson has controls: the walk is not vacuous
@@ -106,10 +105,10 @@ def test_tab_reaches_every_control_and_every_chart_is_named(app, page, slug):
     names = page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').evaluate_all(
         "els => els.map((el) => el.getAttribute('aria-label') || '')")
     assert all(name.strip() for name in names), names  # the chart's description (or alt) is its accessible name
-    assert time.monotonic() - start < 45
 
 
 def settled_path(page) -> str:
+    """The path once a lesson switch that should not come has had SETTLE_MS to start (an absence needs a bound)."""
     page.wait_for_timeout(SETTLE_MS)
     wait_for_app(page)
     return path(page)

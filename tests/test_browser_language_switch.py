@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 
 from conftest import require_browser
-from scripts.browser import open_app, page_errors, wait_for_app
+from scripts.browser import QUIET_JS, open_app, page_errors, settle_after
 from ui.lessons import PAGES
 
 pytestmark = pytest.mark.browser
@@ -36,10 +36,10 @@ def link(page) -> dict[str, str]:
     return {name: values[-1] for name, values in query.items() if name not in ("lang", "scene")}
 
 
-def settle(page, problems: list[str], step: str) -> None:
-    page.wait_for_timeout(300)  # the click's rerun starts a moment later
+def settle(page, problems: list[str], step: str, action) -> None:
+    """Do `action`, then wait for the run it starts to end and the page to go quiet."""
     try:
-        wait_for_app(page)
+        settle_after(page, action)
     except TimeoutError as error:
         problems.append(f"{step}: did not finish ({error})")
     problems.extend(f"{step}: {found}" for found in page_errors(page))
@@ -58,7 +58,8 @@ def flip_show_numbers(page) -> None:
 
 
 def pick_other(page, selectbox) -> None:
-    """Pick another option of a selectbox with the keyboard, as a person using it would."""
+    """Pick another option of a selectbox with the keyboard, as a person using it would (paced: the list takes a
+    moment to open, and a key pressed before it has is lost)."""
     combobox = selectbox.locator('[role="combobox"]').first
     shown = combobox.input_value()
     for keys in (("ArrowDown", "ArrowDown", "Enter"), ("ArrowDown", "ArrowUp", "Enter")):  # the last option: go up
@@ -103,6 +104,7 @@ def move(page, control) -> None:
 @pytest.fixture
 def page(app, browser):
     page = open_app(browser, app.url)  # through "/" first, then a fresh session per lesson
+    page.add_init_script(QUIET_JS)  # each lesson's page knows when a run has ended and the drawing with it
     yield page
     page.close()
 
@@ -113,24 +115,21 @@ def test_switching_the_language_between_changes_keeps_every_lesson_whole(app, pa
         if time.monotonic() > deadline:
             problems.append(f"out of time ({BUDGET_SECONDS} s) before /{url_path}")
             break
-        page.goto(f"{app.url}/{url_path}", wait_until="domcontentloaded")
-        settle(page, problems, f"/{url_path} opened")
+        settle(page, problems, f"/{url_path} opened",
+               lambda: page.goto(f"{app.url}/{url_path}", wait_until="domcontentloaded"))
         for lang in ("es", "en"):
             before = link(page)
-            switch_language(page, lang)
-            settle(page, problems, f"/{url_path} switched to {lang}")
+            settle(page, problems, f"/{url_path} switched to {lang}", lambda: switch_language(page, lang))
             if link(page) != before:
                 problems.append(f"/{url_path}: switching to {lang} changed the link: {before} -> {link(page)}")
-            flip_show_numbers(page)
-            settle(page, problems, f"/{url_path} ({lang}) show the numbers")
+            settle(page, problems, f"/{url_path} ({lang}) show the numbers", lambda: flip_show_numbers(page))
             if lang == "es":  # the first pass also moves the mask and the lesson's own choices
-                pick_mask(page)
-                settle(page, problems, f"/{url_path} ({lang}) mask")
+                settle(page, problems, f"/{url_path} ({lang}) mask", lambda: pick_mask(page))
                 for k in range(len(lesson_controls(page))):
                     controls = lesson_controls(page)
                     if k < len(controls):
-                        move(page, controls[k])
-                        settle(page, problems, f"/{url_path} ({lang}) lesson control {k + 1}")
+                        settle(page, problems, f"/{url_path} ({lang}) lesson control {k + 1}",
+                               lambda: move(page, controls[k]))
     log = app.log_path.read_text(errors="replace")
     if "Traceback" in log:
         problems.append(f"the server log has a traceback:\n{log[-3000:]}")

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from scripts.browser import (choose_spanish, language_control, launch_chromium, nav_pages, open_app, page_errors,
-                             running_app, wait_for_app)
+from scripts.browser import (QUIET_JS, choose_spanish, language_control, launch_chromium, nav_pages, open_app,
+                             page_errors, running_app, settle_after, wait_for_app)
 from conftest import require_browser
 
 pytestmark = pytest.mark.browser
@@ -28,6 +28,9 @@ def page(tmp_path_factory):
     with running_app(tmp_path_factory.mktemp("streamlit-real")) as app, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         page = open_app(browser, app.url)
+        page.add_init_script(QUIET_JS)  # the page knows when a run has ended and the drawing with it
+        page.reload()
+        wait_for_app(page)
         yield page
         browser.close()
         assert "Traceback" not in app.log_path.read_text(errors="replace")
@@ -51,9 +54,7 @@ def test_real_model_page_takes_any_sentence(page, lang):
     box = page.get_by_role("textbox").first
     for name, (text, tokens) in INPUTS.items():
         box.fill(text)
-        box.press("Enter")
-        page.wait_for_timeout(500)
-        wait_for_app(page)
+        settle_after(page, lambda: box.press("Enter"))
         assert page_errors(page) == [], name
         assert page.locator('[data-testid="stMain"] h1').count(), name
         if tokens is not None:

@@ -260,26 +260,24 @@ def test_in_the_browser_it_is_larger_fits_and_the_arrow_keys_switch_lessons(tmp_
     require_browser(module_level=False)
     from playwright.sync_api import sync_playwright
 
-    from scripts.browser import NAV_LINKS, launch_chromium, nav_pages, running_app, wait_for_app
+    from scripts.browser import QUIET_JS, NAV_LINKS, launch_chromium, nav_pages, running_app, settle_after
 
     lesson = next(i for i, (path, _, _) in enumerate(ORDER) if path == LN)
 
-    def settle(page) -> None:
-        page.wait_for_timeout(800)
-        wait_for_app(page)
+    def press(page, key: str) -> None:
+        settle_after(page, lambda: page.keyboard.press(key))
 
     def open_lesson(page, url: str) -> None:
-        page.goto(url, wait_until="domcontentloaded")
-        wait_for_app(page)
+        settle_after(page, lambda: page.goto(url, wait_until="domcontentloaded"))
         nav_pages(page)  # expands "View more"
-        page.locator(NAV_LINKS).nth(lesson).click()  # through the sidebar, as a person does
-        settle(page)
+        settle_after(page, page.locator(NAV_LINKS).nth(lesson).click)  # through the sidebar, as a person does
 
     path = "() => location.pathname"
     with running_app(tmp_path) as app, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.add_init_script(QUIET_JS)  # the page knows when a run has ended and the drawing with it
             page = context.new_page()
             page.set_default_timeout(60_000)
             open_lesson(page, app.url)
@@ -294,22 +292,19 @@ def test_in_the_browser_it_is_larger_fits_and_the_arrow_keys_switch_lessons(tmp_
             presses = 0  # the arrow walks lesson 6's parts (ui/parts.py) before it leaves the lesson
             while page.evaluate(path) == here and presses < 8:
                 page.locator('[data-testid="stMain"] h1').click()
-                page.keyboard.press("ArrowRight")
-                settle(page)
+                press(page, "ArrowRight")
                 presses += 1
             urls = {file: url for _, file, _, _, url in PAGES}
             assert page.evaluate(path) == "/" + urls[ORDER[lesson + 1][0]] and presses > 1
-            page.keyboard.press("ArrowLeft")
-            settle(page)
+            press(page, "ArrowLeft")
             assert page.evaluate(path) == here
 
-            page.get_by_text(t("ln.part_of.styles", lang="en"), exact=True).click()  # back from the last part to
-            settle(page)  # the one with γ and β's sliders and the editor's grid
+            settle_after(page, page.get_by_text(t("ln.part_of.styles", lang="en"), exact=True).click)  # back from
+            # the last part to the one with γ and β's sliders and the editor's grid
             slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
             before = slider.input_value()
             slider.focus()
-            page.keyboard.press("ArrowRight")
-            settle(page)
+            press(page, "ArrowRight")
             assert page.evaluate(path) == here
             assert page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first.input_value() != before
 
@@ -317,17 +312,15 @@ def test_in_the_browser_it_is_larger_fits_and_the_arrow_keys_switch_lessons(tmp_
             grid.scroll_into_view_if_needed()
             box = grid.bounding_box()
             cell = (box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.25)  # a number in the first rows
+            editor = page.locator("#portal input, #portal textarea").first  # a cell's editor, once it opens
             page.mouse.dblclick(*cell)
-            page.wait_for_timeout(500)
-            first = page.locator("#portal input, #portal textarea").first.input_value()
+            first = editor.input_value()
             page.keyboard.press("Escape")
-            page.wait_for_timeout(300)
-            page.keyboard.press("ArrowRight")
-            settle(page)
-            assert page.evaluate(path) == here  # the table used the key ...
+            editor.wait_for(state="detached")
+            settle_after(page, lambda: page.keyboard.press("ArrowRight"))  # a lesson switch
+            assert page.evaluate(path) == here  # would have come within RERUN_WAIT_SECONDS: the table used the key
             page.keyboard.press("Enter")
-            page.wait_for_timeout(500)
-            assert page.locator("#portal input, #portal textarea").first.input_value() != first  # ... to move on
+            assert editor.input_value() != first  # ... to move on
             page.keyboard.press("Escape")
             context.close()
         finally:
