@@ -1,9 +1,10 @@
 """Lesson 2: queries, keys, values and scaled dot-product attention (CURRICULUM.md, lesson 2).
 
 X = E + PE (n x d_model) -> Q, K, V = X W_Q, X W_K, X W_V (n x d_k) -> softmax(Q Kᵀ / sqrt(d_k)) V, computed by
-core.scaled_dot_product_attention; then the asymmetry of Q Kᵀ, one query's dot products dimension by dimension,
-and the scaling experiment (core.lab.analysis.scaling_experiment, core.lab.saturation). The cached matrices, the
-capped panels, bars, metrics and curves that are not the story live in ui/attention_views.py.
+core.scaled_dot_product_attention. Four parts, one on screen at a time (ui/parts.py, `PARTS`): the projections;
+the scores to the output and the asymmetry of Q Kᵀ; one query's dot products dimension by dimension; the scaling
+experiment (core.lab.analysis.scaling_experiment, core.lab.saturation). The cached matrices, the capped panels,
+bars, metrics and curves that are not the story live in ui/attention_views.py.
 """
 import math
 
@@ -22,10 +23,9 @@ from ui.i18n import md_escape, t
 from ui.presentation import prose
 
 
-PARTS = ("projections", "scores", "query")  # the sub-lessons (ui/parts.py), label key qkv.part_<code>; the scaling
-# experiment below them is always drawn (its d_k slider is in every link of the lesson)
+PARTS = ("projections", "scores", "query", "scaling")  # the sub-lessons (ui/parts.py), label key qkv.part_<code>
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
-    "saturation": {"qkv_dk": 512, "qkv_tied": False, "cfg_mask": "none", "cfg_heads": 4},
+    "saturation": {"qkv_dk": 512, "qkv_part": "scaling", "qkv_tied": False, "cfg_mask": "none", "cfg_heads": 4},
     "tied": {"qkv_part": "scores", "qkv_tied": True, "qkv_dk": 64, "cfg_mask": "none", "cfg_heads": 4},
     "causal": {"qkv_part": "scores", "cfg_mask": "causal", "qkv_tied": False, "qkv_dk": 64, "cfg_heads": 4},
     "one_head": {"qkv_part": "projections", "cfg_heads": 1, "qkv_tied": False, "qkv_dk": 64, "cfg_mask": "none"},
@@ -181,7 +181,8 @@ if part == "projections":
 elif part == "scores":
     scores(M, words, head_dims, d_k, causal)
     asymmetry(M, words)
-else:
+elif part == "query":
     one_query(words, M, d_k, causal)
-scaling(settings.seed)
+else:
+    scaling(settings.seed)
 code_and_notice(len(words), d_k)

@@ -119,7 +119,7 @@ def test_presentation_arrows_skip_controls_that_use_them(app, page):
     slider, a radio group or a table, where the key belongs to the control."""
     lesson, after = "queries-keys-values", "attention-masks"
     # The lesson's own link, on its last part: there Next goes on to the next lesson (elsewhere, to the next part).
-    open_lesson(page, f"{app.url}/{lesson}", "", "present=1&show_numbers=1&qkv_part=query")
+    open_lesson(page, f"{app.url}/{lesson}", "", "present=1&show_numbers=1&qkv_part=scaling")
     main = page.locator('[data-testid="stMain"]')
 
     field = main.locator('[data-testid="stTextInputField"] input, [data-testid="stTextInput"] input').first

@@ -39,6 +39,7 @@ def main_text(page) -> str:
 def test_a_link_opens_the_view_it_names(app, page):
     query = open_link(page, f"{app.url}{LESSON}?lang=es&d_model=32&heads=2&qkv_dk=512&qkv_tied=1")
     assert query["qkv_dk"] == "512" and query["qkv_tied"] == "1" and query["d_model"] == "32"
+    assert query["qkv_part"] == "scaling"  # the link names no part: the one whose control takes d_k (ui/parts.seek)
     text = main_text(page)
     assert "Consultas, claves y valores" in text and "d_k = 512" in text
     assert "d_model = 32" in text  # the lesson's sizes line, from the sidebar's settings
@@ -46,7 +47,7 @@ def test_a_link_opens_the_view_it_names(app, page):
 
 def test_a_bad_value_in_a_link_is_explained(app, page):
     query = open_link(page, f"{app.url}{LESSON}?lang=en&qkv_dk=100")
-    assert query["qkv_dk"] == "64"
+    assert query["qkv_dk"] == "64" and query["qkv_part"] == "scaling"
     warnings = page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
     assert any("qkv_dk" in w and "100" in w for w in warnings), warnings
 
@@ -62,7 +63,7 @@ def test_a_control_inside_a_section_unlights_its_scene(app, page):
     """Lesson 2's d_k slider reruns its section only (st.fragment); moving it off the saturation scene still
     unlights the pill above the lesson and drops the scene from the link."""
     query = open_link(page, f"{app.url}{LESSON}?lang=en&scene=saturation")
-    assert query["scene"] == "saturation" and query["qkv_dk"] == "512"
+    assert query["scene"] == "saturation" and query["qkv_dk"] == "512" and query["qkv_part"] == "scaling"
     lit = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] [role="radio"][aria-checked="true"]')
     assert lit.count() == 1
     page.locator('[data-testid="stSlider"]').filter(has_text="d_k, the length of q and k").get_by_role(

@@ -148,7 +148,7 @@ def test_every_control_round_trips_through_the_link(lesson):
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_bad_value_is_reported_beside_its_control_and_the_page_keeps_its_own(lang):
     page = ROOT / "lessons/02_attention.py"
-    at = start_page(page, query={"lang": lang, "qkv_dk": "100", "qkv_tied": "maybe"})
+    at = start_page(page, query={"lang": lang, "qkv_part": "scaling", "qkv_dk": "100", "qkv_tied": "maybe"})
     assert not at.exception and not at.error
     assert at.session_state["qkv_dk"] == 64 and at.session_state["qkv_tied"] is False
     warnings = [w.value for w in at.warning]
@@ -179,7 +179,8 @@ def test_the_share_box_holds_the_link_of_the_view():
     toggle.set_value(True).run()
     box = [h.proto.body for h in at.get("html") if "share-url" in h.proto.body][0]  # filled from the address bar,
     link = html.unescape(box.split('value="')[1].split('"')[0])  # the server's address until the script runs
-    assert "qkv_tied=1" in link and "qkv_dk=64" in link and "lang=en" in link and "d_model=64" in link
+    assert "qkv_tied=1" in link and "qkv_part=projections" in link and "lang=en" in link and "d_model=64" in link
+    assert "qkv_dk" not in link  # the d_k slider is in the scaling part, not on screen
 
 
 def test_every_widget_drawn_through_control_is_a_kind_the_link_reads_and_the_round_trip_changes():

@@ -5,6 +5,7 @@ Every matrix the page shows is rebuilt here from the same seed with plain torch 
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import math
 import zlib
@@ -24,6 +25,8 @@ from ui.i18n import t
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 PAGE = ROOT / "lessons" / "02_attention.py"
+PARTS = next(ast.literal_eval(node.value) for node in ast.parse(PAGE.read_text(encoding="utf-8")).body
+             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "PARTS")  # the lesson's
 EXAMPLE = ["time", "flies", "like", "an", "arrow"]
 LONG = " ".join(["🙂", "café", "niño", "Ünïcödé", "*bold*", "$x$", "a_b", "#tag"] * 8)  # 64 tokens
 
@@ -79,10 +82,11 @@ def reference(words: list[str], d_model: int = 64, heads: int = 4, seed: int = 0
     return ref
 
 
-PART_TABLES = {  # each part's "show the numbers" tables (ui/parts.py: one part is drawn at a time), in page order;
-    "projections": ["X", "W_Q", "Q", "W_K", "K", "W_V", "V"],  # the scaling experiment's come after every part's
+PART_TABLES = {  # each part's "show the numbers" tables (ui/parts.py: one part is drawn at a time), in page order
+    "projections": ["X", "W_Q", "Q", "W_K", "K", "W_V", "V"],
     "scores": ["S", "S_scaled", "S_masked", "A", "O", "D"],
-    "query": ["prod", "row"]}  # "row": more than 24 tokens, the one-query numbers as a panel instead of bars
+    "query": ["prod", "row"],  # "row": more than 24 tokens, the one-query numbers as a panel instead of bars
+    "scaling": ["exp_scores"]}
 
 
 def open_part(at: AppTest, part: str) -> AppTest:
@@ -98,7 +102,7 @@ def frames(at: AppTest, causal: bool = False, parts=tuple(PART_TABLES)) -> dict:
     for part in parts:
         if at.session_state["qkv_part"] != part:
             open_part(at, part)
-        names = [n for n in PART_TABLES[part] if n != "S_masked" or causal] + ["exp_scores"]
+        names = [n for n in PART_TABLES[part] if n != "S_masked" or causal]
         if part == "query" and not has_table(at, "qkv_row_numbers"):
             names.remove("row")  # 24 keys or fewer: the one query's numbers are bars, not a panel
         assert len(at.dataframe) == len(names), (len(at.dataframe), names)  # the part's tables and nothing else
@@ -151,7 +155,7 @@ def test_charts_carry_the_same_numbers():
     want = reference(EXAMPLE)
     for part, names in (("projections", ["X", "Q", "K", "V"]), ("scores", ["S", "S_scaled", "A", "O", "D"])):
         heatmaps = chart_matrices(open_part(at, part))
-        assert len(heatmaps) == len(names) + 1  # and the experiment's two rows of scores
+        assert len(heatmaps) == len(names)  # the part's own: the experiment's two rows of scores are in its part
         for m, name in zip(heatmaps, names):
             np.testing.assert_allclose(m, want[name], atol=5e-5, err_msg=name)
     open_part(at, "projections")
@@ -247,7 +251,7 @@ def test_picking_another_query_changes_the_one_query_view():
     np.testing.assert_allclose(got["prod"], want["Q"][4][None, :] * want["K"], atol=5e-5)
     assert not np.allclose(got["prod"], want["Q"][0][None, :] * want["K"], atol=1e-3)  # position changes q
     bars = [c for c in at.get("vega_lite_chart") if '"bar"' in c.proto.spec]
-    assert len(bars) == 4  # the query's sums and weights, the experiment's two rows
+    assert len(bars) == 2  # the query's sums and weights (the experiment's bars are in its own part)
 
 
 def experiment(d_k: int, seed: int = 0, n_keys: int = 10) -> dict[str, float]:
@@ -269,7 +273,7 @@ def experiment(d_k: int, seed: int = 0, n_keys: int = 10) -> dict[str, float]:
 
 @pytest.mark.parametrize("d_k, lang", [(1, "en"), (64, "es"), (1024, "en")])
 def test_scaling_experiment_numbers(d_k, lang):
-    at = start(lang=lang, qkv_dk=d_k, qkv_part="query")
+    at = start(lang=lang, qkv_dk=d_k, qkv_part="scaling")
     assert_clean(at)
     want = experiment(d_k)
     metrics = [m.value for m in at.metric]
@@ -279,10 +283,10 @@ def test_scaling_experiment_numbers(d_k, lang):
                      f"{want[f'{side}_jacobian']:.2e}"]
     mark = "," if lang == "es" else "."  # Spanish: a decimal comma in every metric, as in the sentences
     assert metrics == [m.replace(".", mark) for m in expected]
+    np.testing.assert_allclose(tables(at, parts=("scaling",))["exp_scores"],
+                               torch.stack([want["raw_scores"], want["scaled_scores"]]), rtol=1e-6, atol=1e-5)
     if lang == "es":  # and in the one query's check: √d_k of the default d_k = 64 / 4 heads = 16
-        assert any("√d_k ≈ 4,0000" in c.value for c in at.caption)
-    np.testing.assert_allclose(tables(at, parts=("query",))["exp_scores"], torch.stack([want["raw_scores"], want["scaled_scores"]]),
-                               rtol=1e-6, atol=1e-5)
+        assert any("√d_k ≈ 4,0000" in c.value for c in open_part(at, "query").caption)
     if d_k == 1:
         assert metrics[:4] == metrics[4:]  # √1 = 1: nothing changes
     if d_k == 1024:  # saturated without scaling: near one-hot, and almost no gradient
@@ -296,7 +300,7 @@ def test_the_saturation_sentence_at_the_default_d_k(lang, seed):
     the sentence shows those numbers in the reader's language."""
     from core.lab.saturation import saturation_by_d_k
 
-    at = start(lang=lang, numbers=False, seed=seed)
+    at = start(lang=lang, numbers=False, seed=seed, qkv_part="scaling")
     assert_clean(at)
     curve = saturation_by_d_k((64,), seed=seed)
     raw, scaled = float(curve.raw_median[0]), float(curve.scaled_median[0])
@@ -309,7 +313,7 @@ def test_the_saturation_sentence_at_the_default_d_k(lang, seed):
 
 
 def test_slider_changes_what_is_shown():
-    at = start(numbers=False)
+    at = start(numbers=False, qkv_part="scaling")
     before = [m.value for m in at.metric]
     widget(at, "select_slider", "qkv_dk").set_value(512).run()
     assert_clean(at)
@@ -326,7 +330,7 @@ def test_language_switch_keeps_the_sentence_and_the_choices():
     assert at.title[0].value == t("qkv.title", lang="es") and at.toggle(key="qkv_tied").value is True
     got = tables(at, causal=True)
     assert_matches(got, reference(["la", "gata", "duerme"], causal=True, tied=True))
-    widget(at, "select_slider", "qkv_dk").set_value(256).run()
+    widget(open_part(at, "scaling"), "select_slider", "qkv_dk").set_value(256).run()
     at.switch_page("lessons/01_similarity.py").run()  # to lesson 1 and back: nothing is lost
     assert at.title[0].value == t("sim.title", lang="es")
     at.switch_page("lessons/02_attention.py").run()
@@ -358,15 +362,46 @@ def test_entropy_falls_with_d_k_only_without_scaling():
     assert torch.all(scaled > 1.5) and torch.all(scaled <= math.log(10) + 1e-6)
 
 
-def test_each_part_draws_its_own_sections_and_the_scaling_experiment_is_under_every_part():
-    """One part is drawn at a time (ui/parts.py); the scaling experiment (its d_k slider, its eight metrics) and
-    the tie between W_K and W_Q are under every part, so the lesson's link always holds them."""
-    at = start(numbers=False)
-    own = {"projections": "qkv.projections_header", "scores": "qkv.scores_header", "query": "qkv.neuron_header"}
-    for part in PART_TABLES:
+def test_each_part_draws_its_own_sections_and_a_cold_open_only_the_first():
+    """One part is drawn at a time (ui/parts.py): a cold open draws the projections, not the scaling experiment
+    (its d_k slider, its eight metrics), which is a part of its own. The tie between W_K and W_Q is under every
+    part; d_k is kept while another part is open, and the link holds it only when its part is open."""
+    at = start(APP, numbers=False)
+    assert at.session_state["qkv_part"] == PARTS[0] == "projections" and not at.metric
+    own = {"projections": "qkv.projections_header", "scores": "qkv.scores_header", "query": "qkv.neuron_header",
+           "scaling": "qkv.scaling_header"}
+    assert list(own) == list(PARTS) == list(PART_TABLES)
+    for part in PARTS:
         open_part(at, part)
         assert_clean(at)
         headers = [h.value for h in at.subheader]
         assert [key for key in own.values() if t(key) in headers] == [own[part]]
-        assert t("qkv.scaling_header") in headers and len(at.metric) == 8
-        assert widget(at, "select_slider", "qkv_dk").value == 64 and at.toggle(key="qkv_tied").value is False
+        assert at.toggle(key="qkv_tied").value is False and at.query_params["qkv_part"] == part
+        assert (len(at.metric) == 8) == ("qkv_dk" in at.query_params) == (part == "scaling")
+    widget(at, "select_slider", "qkv_dk").set_value(256).run()
+    open_part(at, "projections")
+    assert at.session_state["qkv_dk"] == 256 and "qkv_dk" not in at.query_params
+    assert widget(open_part(at, "scaling"), "select_slider", "qkv_dk").value == 256
+    assert at.query_params["qkv_dk"] == "256"
+
+
+def test_a_link_with_d_k_and_no_part_opens_the_scaling_part():
+    """A link made before the scaling experiment was a part (or by hand) says qkv_dk and no part: the part whose
+    control takes it opens (ui/parts.seek, run by app.py), and nothing is reported unused. A link that names its
+    part keeps it, and reports d_k as unused."""
+    from ui.state import PENDING
+
+    at = start(APP)
+    at.session_state[PENDING] = {"qkv_dk": "512"}  # what ui/state.init keeps of such a link for its controls
+    at.run()
+    assert_clean(at)
+    assert at.session_state["qkv_part"] == "scaling" and at.session_state["qkv_dk"] == 512 and not at.toast
+    assert at.query_params["qkv_part"] == "scaling" and at.query_params["qkv_dk"] == "512"
+    assert any("d_k = 512" in m.value for m in at.markdown)
+
+    at = start(APP)
+    at.session_state[PENDING] = {"qkv_part": "query", "qkv_dk": "128"}
+    at.run()
+    assert_clean(at)
+    assert at.session_state["qkv_part"] == "query" and at.session_state["qkv_dk"] == 64
+    assert any("qkv_dk" in toast.value for toast in at.toast) and "qkv_dk" not in at.query_params

@@ -83,7 +83,7 @@ INTERACTIONS = {
     "lessons/00_welcome.py": [("sidebar", "Attention heads"), ("sidebar", "Show the numbers")],
     "lessons/01_similarity.py": [("main", "Dimensions per word (d)"), ("main", "Divide the scores by √d"),
                                  ("main", "Word"), ("sidebar", "Random seed")],
-    "lessons/02_attention.py": [("main", "d_k, the length of q and k"),
+    "lessons/02_attention.py": [("main", "d_k, the length of q and k", "qkv_part=scaling"),
                                 ("main", "Use one matrix for queries and keys (W_K = W_Q)"),
                                 ("sidebar", "Model width (d_model)"), ("main", "Query token", "qkv_part=query")],
     "lessons/03_masks.py": [("main", "Head", "masks_part=batch"),
