@@ -160,7 +160,8 @@ def test_the_numbers_are_built_only_behind_their_open_expander(lang):
               "head": [t("real.q_title", lang=lang, layer=1, head=1), t("real.k_title", lang=lang, layer=1, head=1),
                        t("real.scores_title", lang=lang), t("real.weights_title", lang=lang)],
               "similarity": [t("real.cosine_title", lang=lang)]}
-    numbers = {part: {t("real.numbers_of", lang=lang, title=title) for title in names} for part, names in titles.items()}
+    numbers = {part: {t("real.numbers_of", lang=lang, title=title) for title in names}
+               for part, names in titles.items()}
     at = start(lang=lang)
     for part in PART_TABLES:
         open_part(at, part)
