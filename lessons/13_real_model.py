@@ -1,9 +1,10 @@
 """Lesson 13: a real pretrained Transformer, all-MiniLM-L6-v2, computed by core (GitHub issue 8).
 
 Text -> WordPiece tokens (core.pretrained.encode) -> core.EncoderOnly with the packaged weights, read through its
-hook points (core.hooks.trace) -> attention of every layer and head, head patterns, one head step by step;
-several sentences -> mean pooling -> cosine similarity. The input checks, the cached runs, the token and pattern
-tables and one head's Q and K panels live in ui/real_model_views.py.
+hook points (core.hooks.trace). Three parts, one on screen at a time (ui/parts.py, `PARTS`): the whole model (tokens,
+every layer and head, the share to [CLS] and [SEP], head patterns); one layer's heads as lines and one head step by
+step; several sentences -> mean pooling -> cosine similarity. The first two start from sentences A and B. The input
+checks, cached runs, token and pattern tables and one head's Q and K panels live in ui/real_model_views.py.
 """
 import numpy as np
 import streamlit as st
@@ -12,7 +13,7 @@ import core
 from core import pretrained
 from core.lab import probing
 from core.model import Embeddings, EncoderOnly
-from ui import charts, links, panels, real_model_views as views, scenes, state, tables
+from ui import charts, links, panels, parts, real_model_views as views, scenes, state, tables
 from ui.i18n import md_escape, t
 from ui.minilm import minilm
 from ui.presentation import prose
@@ -22,18 +23,19 @@ DEFAULT_A = "The animal didn't cross the street because it was too tired"
 DEFAULT_LIST = ("A man is playing a guitar.", "Someone is playing an instrument.", "The cat sleeps on the sofa.",
                 "A kitten is napping on the couch.", "Stock markets fell sharply today.")
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view cap
-
+PARTS = ("model", "head", "similarity")  # the sub-lessons (ui/parts.py), label key real.part_of.<code>
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); values are canonical settings
     "it_animal": {"real_text_a": "The animal didn't cross the street because it was too tired", "real_text_b": "",
-                  "real_layer": 3, "real_head": 1},
+                  "real_layer": 3, "real_head": 1, "real_part": "head"},
     "previous_token": {"real_text_a": "The animal didn't cross the street because it was too tired",
                        "real_text_b": "", "real_layer": 0, "real_head": 2, "real_view_layer": 0,
-                       "real_view_heads": [2]},
+                       "real_view_heads": [2], "real_part": "head"},
     "spanish": {"real_text_a": "El animal no cruzó la calle porque estaba demasiado cansado",
-                "real_text_b": "The animal didn't cross the street because it was too tired"},
+                "real_text_b": "The animal didn't cross the street because it was too tired", "real_part": "model"},
     "paraphrase": {"real_text_a": "How old are you?", "real_text_b": "What is your age?",
-                   "real_list": "How old are you?\nWhat is your age?\nWhere do you live?\nHow old is this house?"},
+                   "real_list": "How old are you?\nWhat is your age?\nWhere do you live?\nHow old is this house?",
+                   "real_part": "similarity"},
 }
 
 
@@ -53,8 +55,9 @@ def intro() -> None:
     st.caption(t("common.cpu_only"))  # one shared read-only copy of the model, on the CPU
 
 
-def inputs() -> tuple[str, str]:
-    """Sentences A and B; a change reruns the whole lesson. Returns the last valid pair."""
+def inputs() -> tuple[dict, list[str], np.ndarray]:
+    """Sentences A and B, which the first two parts start from; a change reruns the whole lesson. Returns the run
+    of the last valid pair, its token labels and which tokens are [CLS] or [SEP]."""
     st.subheader(t("real.input_header"))
     links.control(st.text_input, t("real.sentence_a"), help=t("real.sentence_help", max=MAX_CHARS),
                   max_chars=MAX_CHARS, setting="real_text_a")
@@ -66,7 +69,15 @@ def inputs() -> tuple[str, str]:
                    icon=":material/warning:")
     else:
         ss["real_valid"] = (ss["real_text_a"], ss["real_text_b"])
-    return ss["real_valid"]
+    R = views.analyse(*ss["real_valid"])
+    return R, charts.unique_labels(R["tokens"]), np.array([tok in pretrained.SPECIAL_TOKENS for tok in R["tokens"]])
+
+
+def shown(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The weights (L, h, m, m) and labels the pictures show: [CLS] and [SEP] hidden (rows renormalised) or not."""
+    if not ss["real_hide_special"]:
+        return R["weights"], labels
+    return probing.without_specials(R["weights"], ~special), [lab for lab, s in zip(labels, special) if not s]
 
 
 def token_table(R: dict) -> None:
@@ -83,21 +94,24 @@ def token_table(R: dict) -> None:
         st.info(t("real.unknown", n=unknown), icon=":material/help:")
 
 
-def model_view(R: dict, labels: list[str], special: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns `attention_views` (the head view follows it).
-    Returns the weights (L, h, m, m) and labels shown."""
+def hide_toggle() -> bool:
+    """Hide [CLS] and [SEP] in the pictures: one setting, drawn in the model view and in the head view."""
+    return links.control(st.toggle, t("real.hide_special"), help=t("real.hide_special_help"),
+                         setting="real_hide_special")
+
+
+@st.fragment
+def model_view(R: dict, labels: list[str], special: np.ndarray) -> None:
+    """Every layer and head in one picture; hiding [CLS]/[SEP] reruns this section only."""
     st.subheader(t("real.model_view_header"))
     prose(t("real.model_view_text"))
-    hide = links.control(st.toggle, t("real.hide_special"), help=t("real.hide_special_help"),
-                         setting="real_hide_special")
-    shown_w = probing.without_specials(R["weights"], ~special) if hide else R["weights"]  # (L, h, m, m)
-    shown_labels = [lab for lab, s in zip(labels, special) if not s] if hide else labels
+    hide = hide_toggle()
+    shown_w, shown_labels = shown(R, labels, special)  # (L, h, m, m)
     st.altair_chart(charts.attention_grid(shown_w, layer_names, head_names, value_title=t("real.weight"),
                                           notes=views.strongest_notes(R["patterns"]),
                                           note_title=t("real.col_strongest"), width=700),
                     width="content")
     st.caption(t("real.model_view_caption_hidden" if hide else "real.model_view_caption", n=len(shown_labels)))
-    return shown_w, shown_labels
 
 
 def special_share(R: dict) -> None:
@@ -120,8 +134,8 @@ def patterns(R: dict) -> None:
 
 
 @st.fragment
-def head_view(shown_w: np.ndarray, shown_labels: list[str]) -> None:
-    """The chosen heads of one layer as lines; picking them reruns this section only."""
+def head_view(R: dict, labels: list[str], special: np.ndarray) -> None:
+    """The chosen heads of one layer as lines; picking them, or hiding [CLS]/[SEP], reruns this section only."""
     st.subheader(t("real.head_view_header"))
     c1, c2 = st.columns([1, 3])
     with c1:
@@ -130,6 +144,8 @@ def head_view(shown_w: np.ndarray, shown_labels: list[str]) -> None:
     with c2:
         chosen = sorted(links.control(st.multiselect, t("real.pick_heads"), list(range(cfg.n_heads)),
                                       format_func=lambda k: head_names[k], setting="real_view_heads"))
+    hide_toggle()
+    shown_w, shown_labels = shown(R, labels, special)  # (L, h, m, m)
     top_k = max(1, min(5, MAX_LINES // (max(len(chosen), 1) * len(shown_labels))))
     st.caption(t("real.head_view_caption", threshold=THRESHOLD, top_k=top_k))
     if not chosen:
@@ -139,16 +155,6 @@ def head_view(shown_w: np.ndarray, shown_labels: list[str]) -> None:
                                      top_k=top_k, head_title=t("real.col_head"),
                                      text=charts.ChartText(t("real.query"), t("real.key"), t("real.weight"))),
                     width="content")
-
-
-@st.fragment
-def attention_views(R: dict, labels: list[str], special: np.ndarray) -> None:
-    """The model view, where attention goes, the head patterns and the head view: the hide toggle reruns these
-    sections only."""
-    shown_w, shown_labels = model_view(R, labels, special)
-    special_share(R)
-    patterns(R)
-    head_view(shown_w, shown_labels)
 
 
 @st.fragment
@@ -207,6 +213,22 @@ def closing() -> None:
     st.markdown(t("real.notice_points"))
 
 
+def model_part() -> None:
+    """Part 1: the tokens, every layer and head, the share of attention to [CLS] and [SEP], the head patterns."""
+    R, labels, special = inputs()
+    token_table(R)
+    model_view(R, labels, special)
+    special_share(R)
+    patterns(R)
+
+
+def head_part() -> None:
+    """Part 2: the chosen heads of one layer as lines, then one head step by step."""
+    R, labels, special = inputs()
+    head_view(R, labels, special)
+    one_head(R, labels)
+
+
 settings = state.settings()
 ss = st.session_state
 for name, value in (("real_text_a", DEFAULT_A), ("real_text_b", ""), ("real_valid", (DEFAULT_A, "")),
@@ -218,13 +240,9 @@ model, tokenizer, _ = minilm()
 cfg = model.cfg
 layer_names = [t("real.layer", i=i + 1) for i in range(cfg.n_layers)]
 head_names = [t("real.head", k=k + 1) for k in range(cfg.n_heads)]
+lang = settings.lang  # the format function gets it now: Streamlit may call it outside the run
 
 intro()
-R = views.analyse(*inputs())
-labels = charts.unique_labels(R["tokens"])
-special = np.array([tok in pretrained.SPECIAL_TOKENS for tok in R["tokens"]])
-token_table(R)
-attention_views(R, labels, special)
-one_head(R, labels)
-sentence_similarity()
+part = parts.pick("real_part", PARTS, label=t("real.part"), format_func=lambda p: t(f"real.part_of.{p}", lang))
+{"model": model_part, "head": head_part, "similarity": sentence_similarity}[part]()
 closing()

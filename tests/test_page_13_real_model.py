@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 import core
 from core import pretrained
 from core.lab import probing
+from ui import links, state
 from ui.i18n import t
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -31,6 +32,8 @@ PAGE = ROOT / "lessons" / "13_real_model.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"
 TABLES = {"tokens": "real_tokens", "patterns": "real_patterns"} | {  # the read-only tables by name: their keys
     name: f"real_{name}_numbers" for name in ("special", "q", "k", "scores", "weights", "cosine")}
+PART_TABLES = {"model": ["tokens", "patterns", "special"], "head": ["q", "k", "scores", "weights"],
+               "similarity": ["cosine"]}  # the sub-lessons (ui/parts.py) and the tables each shows
 INPUTS = {"empty": "", "one_word": "hello", "tokens_128": " ".join(["a"] * 126),
           "chinese": "我喜欢学习自然语言处理", "arabic": "القطة تنام على الأريكة", "emoji": "😀🎉🚀 ok 👍🏽",
           "mixed": "naïve café — Ελληνικά, русский, हिन्दी"}
@@ -68,11 +71,24 @@ def open_numbers(at: AppTest, *keys: str) -> AppTest:
     return at.run()
 
 
+def open_part(at: AppTest, part: str) -> AppTest:
+    """Pick one of the lesson's parts (ui/parts.py) with its selector."""
+    widget(at, "radio", "real_part").set_value(part).run()
+    assert at.session_state["real_part"] == part
+    return at
+
+
 def tables(at: AppTest) -> dict:
-    """Every read-only table by name, the numbers' expanders opened first."""
+    """The read-only tables of the part on screen by name (found by key), the numbers' expanders opened first."""
     open_numbers(at)
-    assert len(at.dataframe) == len(TABLES), [d.value.shape for d in at.dataframe]
-    return {name: table(at, key) for name, key in TABLES.items()}
+    names = PART_TABLES[at.session_state["real_part"]]
+    assert len(at.dataframe) == len(names), [d.value.shape for d in at.dataframe]
+    return {name: table(at, TABLES[name]) for name in names}
+
+
+def head_view_chart(at: AppTest) -> bytes:
+    """The first chart of the head part (the head view's lines), as sent to the browser."""
+    return at.get("vega_lite_chart")[0].proto.SerializeToString()
 
 
 def assert_clean(at: AppTest) -> None:
@@ -138,21 +154,67 @@ def test_defaults_render_and_tokens_match_the_reference_tokenizer(bert, lang):
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_the_numbers_are_built_only_behind_their_open_expander(lang):
     """With "show the numbers" on, each grid's numbers wait behind an expander of their own (six grids drawn at
-    once cost the browser about 0.4 s per change); opening one builds that table only, and the page's other
+    once cost the browser about 0.4 s per change); opening one builds that table only, and the part's other
     expanders stay closed. With the setting off there are none."""
+    titles = {"model": [t("real.special_title", lang=lang)],
+              "head": [t("real.q_title", lang=lang, layer=1, head=1), t("real.k_title", lang=lang, layer=1, head=1),
+                       t("real.scores_title", lang=lang), t("real.weights_title", lang=lang)],
+              "similarity": [t("real.cosine_title", lang=lang)]}
+    numbers = {part: {t("real.numbers_of", lang=lang, title=title) for title in names}
+               for part, names in titles.items()}
     at = start(lang=lang)
+    for part in PART_TABLES:
+        open_part(at, part)
+        assert_clean(at)
+        assert len(at.dataframe) == 2 * (part == "model")  # the tokens and the head patterns, always shown
+        shown = {e.label for e in at.expander}
+        assert numbers[part] <= shown and not (set().union(*numbers.values()) - numbers[part]) & shown, part
+    open_numbers(open_part(at, "head"), "real_weights_numbers")
     assert_clean(at)
-    assert len(at.dataframe) == 2  # the tokens and the head patterns, always shown
-    titles = [t("real.special_title", lang=lang), t("real.q_title", lang=lang, layer=1, head=1),
-              t("real.k_title", lang=lang, layer=1, head=1), t("real.scores_title", lang=lang),
-              t("real.weights_title", lang=lang), t("real.cosine_title", lang=lang)]
-    numbers = {t("real.numbers_of", lang=lang, title=title) for title in titles}
-    assert numbers <= {e.label for e in at.expander}
-    open_numbers(at, "real_weights_numbers")
+    assert len(at.dataframe) == 1 and table(at, "real_weights_numbers").shape == (15, 15)  # n = 15 tokens
+    off = start(lang=lang, numbers=False, real_part="head")
+    assert not [e for e in off.expander if e.label in numbers["head"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_each_part_draws_its_own_sections_alone(lang):
+    """One part on screen at a time: the sentences and their tokens with the whole model, the sentences again with
+    the head view and one head, the list of sentences alone with the similarity; the title, the scenes and "what
+    to notice" with every part."""
+    headers = {"model": ["input_header", "tokens_header", "model_view_header", "special_header", "patterns_header"],
+               "head": ["input_header", "head_view_header", "one_head_header"], "similarity": ["similarity_header"]}
+    at = start(lang=lang)
+    assert at.session_state["real_part"] == "model"  # the first part until the learner picks
+    for part, keys in headers.items():
+        open_part(at, part)
+        assert_clean(at)
+        assert at.title[0].value == t("real.title", lang=lang)
+        assert [h.value for h in at.subheader] == [t(f"real.{key}", lang=lang) for key in keys + ["notice_header"]]
+        assert len(at.text_input) == 2 * (part != "similarity") and len(at.text_area) == (part == "similarity")
+        said = "Your input is" if lang == "en" else "Tu entrada tiene"  # what the browser test reads, on part 1
+        assert any(said in m.value for m in at.markdown) == (part == "model"), part
+        assert any(w.key == "real_hide_special" for w in at.toggle) == (part != "similarity"), part
+
+
+@pytest.mark.parametrize("query, part", [({"real_layer": "3", "real_head": "1"}, "head"),
+                                         ({"real_view_heads": "0,4"}, "head"), ({"real_hide_special": "1"}, "model"),
+                                         ({"real_list": "Hello there\nGood morning"}, "similarity"),
+                                         ({"real_part": "model", "real_layer": "3"}, "model")])
+def test_a_link_without_its_part_opens_the_part_of_its_controls(query, part):
+    """A link made before the lesson had parts (or by hand) names no part: the part whose control takes its
+    parameters opens (ui/parts.seek, run by app.py), and nothing is left waiting. A link that names its part
+    keeps it, and a parameter of another part is then reported unused."""
+    at = start(APP)
+    at.session_state[state.PENDING] = dict(query)  # the link's parameters, as state.init keeps them
+    at.run()
     assert_clean(at)
-    assert len(at.dataframe) == 3 and table(at, "real_weights_numbers").shape == (15, 15)  # n = 15 tokens
-    off = start(lang=lang, numbers=False)
-    assert not [e for e in off.expander if e.label in numbers]
+    assert at.session_state["real_part"] == part
+    if "real_part" in query:
+        assert at.session_state["real_layer"] == 0 and at.toast
+        return
+    for name, text in query.items():
+        assert links.to_url(at.session_state[name]) == text, name
+    assert not at.toast
 
 
 def test_the_frame_runs_the_page():
@@ -229,7 +291,7 @@ def test_head_table_agrees_with_a_computation_here(bert, text):
 
 @pytest.mark.parametrize("layer,head", [(0, 0), (2, 7), (5, 11)])
 def test_one_head_step_by_step_matches_bert(bert, layer, head):
-    at = start(state={"real_layer": layer, "real_head": head})
+    at = start(state={"real_layer": layer, "real_head": head, "real_part": "head"})
     assert_clean(at)
     ref = reference(bert, DEFAULT)
     found = tables(at)
@@ -248,23 +310,27 @@ def test_one_head_step_by_step_matches_bert(bert, layer, head):
 
 
 def test_changing_the_head_and_the_toggle_changes_what_is_shown():
-    at = start()
+    at = start(real_part="head")
     before = tables(at)["weights"].to_numpy(dtype=float)
-    captions = [c.value for c in at.caption]
     widget(at, "selectbox", "real_head").set_value(5).run()
     assert not np.allclose(tables(at)["weights"].to_numpy(dtype=float), before)
+    lines = head_view_chart(at)  # before [CLS] and [SEP] are hidden
     at.toggle(key="real_hide_special").set_value(True).run()
     assert_clean(at)
-    after = [c.value for c in at.caption]
-    assert after != captions and any("13 tokens" in c for c in after)  # 15 tokens less [CLS] and [SEP]
+    assert head_view_chart(at) != lines
     widget(at, "selectbox", "real_view_layer").set_value(5).run()
     assert_clean(at)
+    captions = [c.value for c in open_part(at, "model").caption]  # one setting: the model view hides them too
+    assert at.toggle(key="real_hide_special").value and any("13 tokens" in c for c in captions)  # 15 less 2
+    at.toggle(key="real_hide_special").set_value(False).run()
+    assert not any("13 tokens" in c.value for c in at.caption)
+    assert not open_part(at, "head").toggle(key="real_hide_special").value
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_sentence_similarity_matches_the_formula(bert, lang):
     sentences = ["A man is playing a guitar.", "Someone plays an instrument.", "Stock markets fell today."]
-    at = start(lang=lang)
+    at = start(lang=lang, real_part="similarity")
     at.text_area(key="real_list").set_value("\n".join(sentences)).run()
     assert_clean(at)
     model, tokenizer = bert
@@ -320,7 +386,7 @@ def test_parameters_in_all_leave_out_only_the_unused_pooler():
 
 def test_spanish_writes_a_decimal_comma_and_a_thousands_point():
     """Issue 17: the model card's counts and the scores caption's √d_k in the reader's marks."""
-    at = start(lang="es", numbers=False)
+    at = start(lang="es", numbers=False, real_part="head")  # the scores' caption is one head's
     assert_clean(at)
     shown = core.count_parameters(pretrained.load_model())["total"]
     card = next(m.value for m in at.markdown if "pooler" in m.value)
