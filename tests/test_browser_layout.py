@@ -10,12 +10,12 @@ resized: the page lays itself out again, the script does not rerun). So every si
 with two page loads instead of four."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 from conftest import require_browser
+from widgets import sub_lessons
 from scripts.browser import QUIET_JS, page_errors, wait_for_app, wait_until_settled
 from ui.i18n import t
 from ui.lessons import PAGES
@@ -31,24 +31,6 @@ CONFIG_IDS = ["en", "es-present"]
 SCROLLERS = ('.katex-display, [data-testid="stDataFrame"], [data-testid="stDataFrame"] *, [data-testid="stCode"] *, '
              '[data-testid="stTable"] *, [data-baseweb="select"] *, [data-baseweb="input"] *, '
              '[data-testid="stTextArea"] *, textarea, input, [data-testid="stSidebar"] *')
-
-
-def sub_lessons(path: str) -> tuple[str | None, list[str]]:
-    """(setting, parts) of the lesson's `parts.pick` (its sub-lessons, in order), or (None, []) without one."""
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
-    literals = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                literals[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "pick" and \
-                getattr(node.func.value, "id", None) == "parts":
-            listed = node.args[1] if isinstance(node.args[1], ast.Name) else node.args[1].args[0]  # PARTS, list(PARTS)
-            return ast.literal_eval(node.args[0]), list(literals[listed.id])
-    return None, []
 
 
 def views() -> list[tuple[str, str, str | None, str | None]]:

@@ -42,6 +42,24 @@ def _pages_literal(path: Path) -> tuple | None:
     return None
 
 
+def sub_lessons(path: str) -> tuple[str | None, list[str]]:
+    """(setting, parts) of the lesson's `parts.pick` (its sub-lessons, in order), or (None, []) without one."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    literals = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                literals[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "pick" and \
+                getattr(node.func.value, "id", None) == "parts":
+            listed = node.args[1] if isinstance(node.args[1], ast.Name) else node.args[1].args[0]  # PARTS, list(PARTS)
+            return ast.literal_eval(node.args[0]), list(literals[listed.id])
+    return None, []
+
+
 def page_file(entry: Any) -> str:
     """The page file ("lessons/NN_x.py") named in one PAGES entry: a tuple, a dict or a dataclass-like record."""
     if isinstance(entry, (tuple, list)):

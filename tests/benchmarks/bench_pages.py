@@ -4,7 +4,8 @@
 
 For every page in the app's `PAGES` (imported from ui/lessons.py, so new lessons are picked up), at its
 defaults and at its largest settings (`LARGEST` below; a page not listed there is measured at its defaults only,
-and the table says so): the median over `--reruns` reruns of the server-side time of one rerun after a control
+and the table says so; a lesson in parts, `ui/parts.py`, is measured at its largest settings once per part, as
+only the part on screen is computed and drawn): the median over `--reruns` reruns of the server-side time of one rerun after a control
 change, the payload of that rerun, and the ratio to the floor.
 
 The largest settings of lessons 9, 10 and 12 need trained models: they are trained here, before the page is
@@ -16,7 +17,7 @@ How it is measured
   torch thread): app.py runs, then switches to the lesson, so the frame (navigation, sidebar) runs too.
   AppTest runs the script on the same `ScriptRunner` code a server uses, on its own thread; a real server would
   add the websocket round trip and the browser's drawing, which are not the server's work.
-- The control change is the sidebar's seed (`w_cfg_seed`): it exists on every page and changes what every
+- The control change is the sidebar's seed (`cfg_seed`): it exists on every page and changes what every
   lesson shows. `median_ms` alternates it between two values, so after the untimed warm-up reruns the pages'
   `st.cache_data` computations are cached, as when a learner moves a control back and forth: this is the cost of
   drawing the page. `new_seed_ms` (printed, and in the JSON) gives every rerun a seed never seen, so every
@@ -66,6 +67,7 @@ for path in (ROOT, ROOT / "tests"):
 import numpy as np
 import pandas as pd
 from conftest import start_page  # the tests' set-up, also torch.set_num_threads(1)
+from widgets import sub_lessons
 from streamlit.runtime.scriptrunner import ScriptRunnerEvent
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test, local_script_runner
@@ -400,6 +402,18 @@ def main() -> None:
     print(f"load average at end: {load()}")
 
 
+def largest_settings(page: str) -> list[tuple[str, dict]]:
+    """(name, session_state) of the page's largest settings: one per part for a lesson in parts (only the part on
+    screen is drawn), built once (some train models)."""
+    if page not in LARGEST:
+        return []
+    state = LARGEST[page]() if callable(LARGEST[page]) else LARGEST[page]
+    setting, codes = sub_lessons(page)
+    if setting is None:
+        return [("largest", state)]
+    return [(f"largest, {code}", {**state, setting: code}) for code in codes]
+
+
 def page_table(args: argparse.Namespace) -> None:
     """Measure every page (and the floor), print the table, write the JSON records."""
     pages = [p for p in app_pages() if not args.pages or any(s in p for s in args.pages)]
@@ -412,9 +426,7 @@ def page_table(args: argparse.Namespace) -> None:
         bare_ms = measure(bare, None, {}, args.reruns, seed_widget=False)["median_ms"]
         results = []
         for page in pages:
-            settings = [("defaults", {})] + ([("largest", LARGEST[page])] if page in LARGEST else [])
-            for name, state in settings:
-                state = state() if callable(state) else state
+            for name, state in [("defaults", {})] + largest_settings(page):
                 results.append((page, name, measure(APP, page, state, args.reruns)))
                 r = results[-1][2]
                 print(f"  {page} {name}: {r['median_ms']:.0f} ms (new seed {r['new_seed_ms']:.0f} ms), "
