@@ -19,10 +19,11 @@ import pandas as pd
 import streamlit as st
 
 from . import charts, links, state, tables
-from .i18n import current_language, md_escape, t
+from .i18n import current_language, md_escape, number, t
 
 
 PICTURE_CELLS = 4096  # a larger matrix (past 64 x 64) is one picture: a mark per cell costs ~60 bytes and time
+NUMBERS_CELLS = 4096  # a larger matrix's numbers are in its CSV only: a styled table of 32k cells took ~1 s, 1 MB
 LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
 
 
@@ -39,7 +40,11 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
 
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
-    """A read-only table of the matrix, 4 decimals in the reader's language, with its labels."""
+    """A read-only table of the matrix, 4 decimals in the reader's language, with its labels; past NUMBERS_CELLS
+    cells a caption sends the reader to the CSV in the panel's Download menu instead."""
+    if np.size(matrix) > NUMBERS_CELLS:
+        st.caption(t("panel.numbers_in_csv", cells=number(np.size(matrix), ","), max=number(NUMBERS_CELLS, ",")))
+        return
     tables.dataframe(numbers_frame(matrix, row_labels, col_labels), width="content", key=key)
 
 
