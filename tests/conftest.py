@@ -131,6 +131,16 @@ def free_training_places():
     yield
 
 
+@pytest.fixture
+def every_number(monkeypatch):
+    """Every "show the numbers" table drawn, however wide or large: the app sends a matrix past ui.panels'
+    limits to its CSV, which holds the same numbers, and a test reads them back as a table."""
+    from ui import panels
+
+    monkeypatch.setattr(panels, "NUMBERS_COLUMNS", 10**6)
+    monkeypatch.setattr(panels, "NUMBERS_CELLS", 10**9)
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`-n 2`), every browser test runs on one worker, one after the other, so two Chromium
     runs never compete for the two cores; the AppTest and core tests share the other worker."""

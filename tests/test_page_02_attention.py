@@ -199,7 +199,7 @@ EXTREMES = [  # (settings, sentence, language)
 
 
 @pytest.mark.parametrize("settings, sentence, lang", EXTREMES, ids=["smallest", "largest", "one-token", "narrow"])
-def test_extremes_of_the_controls(settings, sentence, lang):
+def test_extremes_of_the_controls(settings, sentence, lang, every_number):
     at = start(lang=lang, sentence=sentence, **settings)
     assert_clean(at)
     words = sentence.split()[: settings["seq_len"]]

@@ -19,7 +19,7 @@ from torch import nn
 
 import core
 import widgets
-from ui import charts, panels
+from ui import charts
 from ui.i18n import lookup, t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +171,7 @@ def test_spanish_numbers_have_a_decimal_comma():
     assert at.metric[0].value == "16.640" and r"= 16.640\ \checkmark" in at.latex[-1].value
 
 
-def test_largest_settings_stay_right_and_capped(monkeypatch):
+def test_largest_settings_stay_right_and_capped(request):
     at = start(d_model=512, heads=16, seq_len=64, mask="both", sentence=LONG,
                state={"mha_view_heads": list(range(16))})
     assert_clean(at)
@@ -184,7 +184,7 @@ def test_largest_settings_stay_right_and_capped(monkeypatch):
         for chart in open_part(at, part).get("vega_lite_chart"):  # no chart carries more than the caps allow
             for ds in chart.proto.datasets:
                 assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 8192
-    monkeypatch.setattr(panels, "NUMBERS_CELLS", 64 * 512)  # the CSV's numbers, read back as tables
+    request.getfixturevalue("every_number")  # from here on, the CSV's numbers are read back as tables
     open_part(at, "inside")
     x = matrix(at, "mha_X")
     assert x.shape == (64, 512)  # the numbers keep every column; the picture shows a slice and says so

@@ -83,3 +83,30 @@ def test_an_unchanged_table_is_the_same_element_on_the_next_run():
     before = {d.proto.SerializeToString() for d in at.dataframe}
     at.run()  # nothing changed: Streamlit resends (and the browser redraws) only elements that differ
     assert before and {d.proto.SerializeToString() for d in at.dataframe} == before
+
+
+def _numbers_tables(shapes: list[tuple[int, int]]) -> None:
+    """A script: "show the numbers" tables of zero matrices of `shapes` (AppTest.from_function runs it alone)."""
+    import numpy as np
+
+    from ui import panels
+
+    for rows, cols in shapes:
+        panels.numbers_table(np.zeros((rows, cols)), range(rows), range(cols), key=f"m{rows}x{cols}")
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_matrix_past_the_table_limits_sends_the_reader_to_its_csv(lang):
+    from ui import panels
+    from ui.i18n import LANG_KEY, t
+
+    cols, cells = panels.NUMBERS_COLUMNS, panels.NUMBERS_CELLS
+    shapes = [(cells // cols, cols), (1, cols + 1), (cells // cols + 1, cols), (64, 64)]
+    at = AppTest.from_function(_numbers_tables, args=(shapes,), default_timeout=30)
+    at.session_state[LANG_KEY] = lang
+    at.run()
+    assert not at.exception
+    assert [d.value.shape for d in at.dataframe] == [(cells // cols, cols), (64, 64)]  # at the limits: tables
+    with_lang = {"max_cols": cols, "max_cells": number(cells, ",", lang)}
+    assert [c.value for c in at.caption] == [t("panel.numbers_in_csv", lang, rows=r, cols=c, **with_lang)
+                                            for r, c in shapes[1:3]]

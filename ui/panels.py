@@ -23,7 +23,8 @@ from .i18n import current_language, md_escape, number, t
 
 
 PICTURE_CELLS = 4096  # a larger matrix (past 64 x 64) is one picture: a mark per cell costs ~60 bytes and time
-NUMBERS_CELLS = 4096  # a larger matrix's numbers are in its CSV only: a styled table of 32k cells took ~1 s, 1 MB
+NUMBERS_CELLS, NUMBERS_COLUMNS = 4096, 256  # past either, a matrix's numbers are in its CSV only: Streamlit
+# copies a styled table's display values column by column (~0.7 ms a column: 5 x 512 took 0.35 s, 64 x 64 0.05 s)
 LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
 
 
@@ -40,10 +41,12 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
 
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
-    """A read-only table of the matrix, 4 decimals in the reader's language, with its labels; past NUMBERS_CELLS
-    cells a caption sends the reader to the CSV in the panel's Download menu instead."""
-    if np.size(matrix) > NUMBERS_CELLS:
-        st.caption(t("panel.numbers_in_csv", cells=number(np.size(matrix), ","), max=number(NUMBERS_CELLS, ",")))
+    """A read-only table of the matrix, 4 decimals in the reader's language, with its labels; past NUMBERS_COLUMNS
+    columns or NUMBERS_CELLS cells a caption sends the reader to the CSV in the panel's Download menu instead."""
+    n_rows, n_cols = np.shape(matrix)
+    if n_cols > NUMBERS_COLUMNS or n_rows * n_cols > NUMBERS_CELLS:
+        st.caption(t("panel.numbers_in_csv", rows=n_rows, cols=n_cols, max_cols=NUMBERS_COLUMNS,
+                     max_cells=number(NUMBERS_CELLS, ",")))
         return
     tables.dataframe(numbers_frame(matrix, row_labels, col_labels), width="content", key=key)
 
