@@ -12,11 +12,11 @@ import core.lab.analysis
 import core.lab.heads
 from ui import charts, links, panels, parts, scenes, state, tables
 from ui.i18n import md_escape, number, t
+from ui.panels import matrix_panel as panel
 from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
 PAD = "[PAD]"  # the padding token's label; its id is core.PAD_ID
-MAX_CELLS, MAX_COLS = 4096, 128  # drawn per heatmap; a larger matrix shows its first columns (the table has all)
 FACET_CELLS = 8192  # cells drawn in the small multiples of all heads
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view: lines drawn, and the smallest weight that gets a line
 PARTS = ("heads", "inside")  # the sub-lessons (ui/parts.py), label key mha.part_<code>: one is drawn at a time
@@ -27,23 +27,6 @@ def compute(tokens: tuple[str, ...], n_pad: int, d_model: int, heads: int, seed:
             device: str) -> dict:
     """Every tensor the page shows, as numpy (core.lab.heads.multi_head), cached per setting."""
     return core.lab.heads.multi_head(tokens, n_pad, d_model, heads, seed, mask_kind, device)
-
-
-def panel(matrix: np.ndarray, *, title: str, key: str, rows: list[str], cols: list[str], scale=None,
-          caption: str | None = None, max_width: int = 560):
-    """matrix_panel, but past MAX_CELLS or MAX_COLS the picture shows the first columns (the table has them all)."""
-    if matrix.size <= MAX_CELLS and matrix.shape[1] <= MAX_COLS:
-        return panels.matrix_panel(matrix, title=title, key=key, row_labels=rows, col_labels=cols, scale=scale,
-                                   caption=caption, max_width=max_width)
-    shown = max(1, min(MAX_COLS, MAX_CELLS // matrix.shape[0]))
-    st.markdown(f"##### {title} &nbsp; {t('panel.shape', rows=matrix.shape[0], cols=matrix.shape[1])}")
-    st.caption(" ".join(filter(None, [caption, t("mha.sliced", shown=shown, total=matrix.shape[1])])))
-    chart = charts.named(charts.heatmap(matrix[:, :shown], rows, cols[:shown], scale=scale or charts.auto_scale(matrix),
-                                        text=panels.chart_text(), max_width=max_width), title)
-    st.altair_chart(chart, width="content")
-    if settings.show_numbers:
-        panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
-    panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)
 
 
 def facet_columns(n: int) -> int:
@@ -87,7 +70,7 @@ def controls(d_model: int, h: int, d_k: int) -> list[str]:
 def steps(R: dict, labels: list[str], dims: list[str]) -> None:
     """The input X, then every step from X to the output with its code and its live shape."""
     prose(t("mha.input_text"))
-    panel(R["x"], title=t("mha.X_title"), key="mha_X", rows=labels, cols=dims, caption=t("mha.X_caption"))
+    panel(R["x"], title=t("mha.X_title"), key="mha_X", row_labels=labels, col_labels=dims, caption=t("mha.X_caption"))
     st.subheader(t("mha.steps_header"))
     prose(t("mha.steps_intro"))
     header = f"| {t('mha.col_step')} | {t('mha.col_code')} | {t('mha.col_symbolic')} | {t('mha.col_shape')} |"
@@ -157,28 +140,28 @@ def one_head(R: dict, labels: list[str], d_k: int) -> None:
     slots = [st.container() for _ in range(3)] if wide else st.columns(3, gap="medium")
     for slot, (name, colour) in zip(slots, (("q", "Q"), ("k", "K"), ("v", "V"))):
         with slot:
-            panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", rows=labels,
-                  cols=head_dims, max_width=560 if wide else 300)
-    panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", rows=labels, cols=labels,
-          scale="scores", caption=t("mha.scores_caption", d_k=d_k, root=float(np.sqrt(d_k))))
+            panel(R[name][i], title=t("mha.qkv_title", m=colour, k=i + 1), key=f"mha_{name}", row_labels=labels,
+                  col_labels=head_dims, max_width=560 if wide else 300)
+    panel(R["scores"][i], title=t("mha.scores_title", k=i + 1), key="mha_scores", row_labels=labels,
+          col_labels=labels, scale="scores", caption=t("mha.scores_caption", d_k=d_k, root=float(np.sqrt(d_k))))
     if settings.mask != "none":
-        panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", rows=labels, cols=labels, scale="mask",
-              caption=t("mha.mask_caption"))
-        panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", rows=labels,
-              cols=labels, scale="scores")
+        panel(R["keep"], title=t("mha.mask_title"), key="mha_mask", row_labels=labels, col_labels=labels,
+              scale="mask", caption=t("mha.mask_caption"))
+        panel(R["masked_scores"][i], title=t("mha.masked_title", k=i + 1), key="mha_masked", row_labels=labels,
+              col_labels=labels, scale="scores")
     row_error = float(np.abs(R["weights"][i].sum(axis=1) - 1).max())
-    panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", rows=labels, cols=labels,
-          scale="weights", caption=t("mha.weights_caption", error=row_error))
-    panel(R["heads"][i], title=t("mha.head_out_title", k=i + 1), key="mha_head_out", rows=labels, cols=head_dims,
-          caption=t("mha.head_out_caption"))
+    panel(R["weights"][i], title=t("mha.weights_title", k=i + 1), key="mha_weights", row_labels=labels,
+          col_labels=labels, scale="weights", caption=t("mha.weights_caption", error=row_error))
+    panel(R["heads"][i], title=t("mha.head_out_title", k=i + 1), key="mha_head_out", row_labels=labels,
+          col_labels=head_dims, caption=t("mha.head_out_caption"))
 
 
 def concat_and_output(R: dict, labels: list[str], dims: list[str], d_k: int) -> None:
     """The heads joined back to (n, d_model), then W_O."""
     st.subheader(t("mha.concat_header"))
-    panel(R["concat"], title=t("mha.concat_title"), key="mha_concat", rows=labels, cols=dims,
+    panel(R["concat"], title=t("mha.concat_title"), key="mha_concat", row_labels=labels, col_labels=dims,
           caption=t("mha.concat_caption", h=R["weights"].shape[0], d_k=d_k))
-    panel(R["out"], title=t("mha.out_title"), key="mha_out", rows=labels, cols=dims,
+    panel(R["out"], title=t("mha.out_title"), key="mha_out", row_labels=labels, col_labels=dims,
           caption=t("mha.out_caption", error=float(R["rebuild_error"])))
 
 

@@ -273,25 +273,24 @@ def test_extremes_of_the_controls(path, lang, settings, batch, pattern):
     kind, width, extra = pattern
     state = {**settings, "masks_batch_text": batch, "masks_pattern": kind, "masks_width": width,
              "masks_dilation" if kind == "dilated" else "masks_globals": extra}
-    at = start(path, lang=lang, numbers=False, masks_part="batch", **state)
+    at = start(path, lang=lang, numbers=True, masks_part="batch", **state)
     assert_clean(at)
     assert at.title[0].value == t("masks.title", lang=lang)
     assert not at.error and not at.warning
     n = min(64, settings["cfg_seq_len"])
-    charted = chart_matrices(at)
-    live_weights = charted[5]
+    live_weights = table(at, "masks_live_weights_numbers").to_numpy(dtype=float)  # 64 x 64: a picture, its numbers
     assert not np.isnan(live_weights).any()
     np.testing.assert_allclose(live_weights.sum(axis=1), 1.0, atol=1e-5)
     if "same length" in batch:
         assert at.info and any(i.value == t("masks.no_pad", lang=lang) for i in at.info)
     if n == 2:  # one-token and three-token sentences cut to 2 tokens: a message says so
         assert any(i.value == t("masks.truncated", lang=lang, seq_len=2) for i in at.info)
-        assert charted[0].shape == (2, 2)
+        assert chart_matrices(at)[0].shape == (2, 2)
     for part in ("conventions", "patterns"):
         widget(at, "radio", "masks_part").set_value(part).run()
         assert_clean(at)
         assert not at.error and not at.warning
-    assert chart_matrices(at)[-1].shape == (n, n)  # the pattern
+    assert table(at, "masks_pattern_mask_numbers").shape == (n, n)  # the pattern
 
 
 def test_bad_batch_warns_and_keeps_the_last_valid_one():

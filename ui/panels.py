@@ -22,7 +22,7 @@ from . import charts, links, state, tables
 from .i18n import current_language, md_escape, number, t
 
 
-PICTURE_CELLS = 4096  # a larger matrix (past 64 x 64) is one picture: a mark per cell costs ~60 bytes and time
+PICTURE_CELLS = 1024  # a larger matrix (past 32 x 32) is one picture: a mark per cell costs ~70 bytes and browser time
 NUMBERS_CELLS, NUMBERS_COLUMNS = 4096, 256  # past either, a matrix's numbers are in its CSV only: Streamlit
 # copies a styled table's display values column by column (~0.7 ms a column: 5 x 512 took 0.35 s, 64 x 64 0.05 s)
 LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
