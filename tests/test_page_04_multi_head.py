@@ -183,7 +183,7 @@ def test_largest_settings_stay_right_and_capped(request):
     for part in PARTS:
         for chart in open_part(at, part).get("vega_lite_chart"):  # no chart carries more than the caps allow
             for ds in chart.proto.datasets:
-                assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 8192
+                assert len(dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)) <= 4096
     request.getfixturevalue("every_number")  # from here on, the CSV's numbers are read back as tables
     open_part(at, "inside")
     x = matrix(at, "mha_X")

@@ -284,10 +284,10 @@ def test_empty_target_warns_and_keeps_the_last_sentence():
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_wide_stages_are_pictures_that_name_their_rows_and_keep_their_numbers(lang):
-    """Past LABELLED_CELLS a stage is one picture (no Vega mark per cell): its caption names the rows in order, and
+    """Past PICTURE_CELLS a stage is one picture (no Vega mark per cell): its caption names the rows in order, and
     its numbers stay a click away, exact; d_model-wide stages stay heatmaps labelled with the tokens."""
     import json
-    from ui.block_views import LABELLED_CELLS
+    from ui.panels import PICTURE_CELLS
     at = start(lang=lang)
     assert_clean(at)
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")][1:]  # after the activation curves
@@ -295,7 +295,7 @@ def test_wide_stages_are_pictures_that_name_their_rows_and_keep_their_numbers(la
              for s in specs]
     assert [("image" in m) for m in marks] == [False, True, True, False]  # X, X W1 + b1, φ(.), FFN(X)
     want = reference_ffn(WORDS, 64, 256, "relu", 0)
-    assert [w.size > LABELLED_CELLS for w in want] == [False, True, True, False]
+    assert [w.size > PICTURE_CELLS for w in want] == [False, True, True, False]
     rows = t("blocks.picture_rows", lang, rows=", ".join(WORDS))
     assert sum(rows in c.value for c in at.caption) == 2
     for name, expected in zip(("pre", "hidden"), want[1:3]):

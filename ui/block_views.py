@@ -15,10 +15,6 @@ from ui import charts, links, panels, state, tables
 from ui.i18n import md_escape, number, t
 
 MAX_CELLS = 4096  # at most this many cells per heatmap; bigger tensors show their first columns
-# Past this many cells a panel is one picture: its cells are too small for a value label anyway, and a Vega mark
-# per cell costs the browser about 0.1 ms on every redraw (issue 15: twelve 16 x 16 heatmaps took 0.52 s of browser
-# CPU per step, 0.20 s as pictures), so 8 x 256 cells cost about 0.2 s where a picture costs next to nothing.
-LABELLED_CELLS = 1024
 ROWS_NAMED = 16  # a picture's caption names its first rows (tokens)
 PICTURE_FRAME = 110  # px: a picture's width is its image's; its axes and legend come on top (a heatmap's, within)
 WIDE = 760  # px of a d_ff-wide panel: with its axes and legend (about 110 px) it fits the main area at 1280 x 720
@@ -41,13 +37,13 @@ def scale_of(hook: str) -> str | None:
 
 def panel(matrix: np.ndarray, title: str, key: str, rows, cols=None, scale=None, caption="", width=560) -> None:
     """A matrix panel of at most MAX_CELLS cells: a wide matrix shows its first columns and says so; past
-    LABELLED_CELLS it is one picture."""
+    panels.PICTURE_CELLS it is one picture."""
     total = matrix.shape[1]
     shown = matrix[:, :max(1, min(total, MAX_CELLS // max(1, matrix.shape[0])))]
     cols = list(range(total)) if cols is None else cols
     if shown.shape[1] < total:
         caption = (caption + " " + t("blocks.sliced", shown=shown.shape[1], total=total)).strip()
-    if shown.size > LABELLED_CELLS:
+    if shown.size > panels.PICTURE_CELLS:
         picture_panel(shown, title, key, rows, cols[:shown.shape[1]], scale, caption, width)
         return
     panels.matrix_panel(shown, title=title, key=key, row_labels=rows, col_labels=cols[:shown.shape[1]],

@@ -22,7 +22,10 @@ from . import charts, links, state, tables
 from .i18n import current_language, md_escape, number, t
 
 
-PICTURE_CELLS = 1024  # a larger matrix (past 32 x 32) is one picture: a mark per cell costs ~70 bytes and browser time
+# Past this many cells a matrix is one picture: its cells are too small for a value label anyway, and a Vega mark per
+# cell costs ~70 bytes and about 0.1 ms of the browser's CPU on every redraw (issue 15: twelve 16 x 16 heatmaps took
+# 0.52 s per step, 0.20 s as pictures; a 64 x 64 heatmap is ~280 kB, its picture a few kB).
+PICTURE_CELLS = 1024
 NUMBERS_CELLS, NUMBERS_COLUMNS = 4096, 256  # past either, a matrix's numbers are in its CSV only: Streamlit
 # copies a styled table's display values column by column (~0.7 ms a column: 5 x 512 took 0.35 s, 64 x 64 0.05 s)
 LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
