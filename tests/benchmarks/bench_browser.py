@@ -1,6 +1,6 @@
 """Browser benchmark (a script, not a test): what a learner feels in the app, measured in a real browser.
 
-    python tests/benchmarks/bench_browser.py [--json PATH] [--pages 02 04] [--reps 3] [--no-training]
+    python tests/benchmarks/bench_browser.py [--json PATH] [--pages 02 04] [--reps 3] [--no-training] [--largest]
 
 Starts `streamlit run app.py` on a free loopback port (scripts/browser.py) and drives Debian's Chromium through
 Playwright at a 1366 x 768 viewport, in English. For every lesson in `ui.lessons.PAGES` it measures:
@@ -34,6 +34,11 @@ Lesson 9 (unless `--no-training`): for the copy and parser fast presets, the sec
 page showing a greedy exact match of at least 99%, the fraction of that time the browser was busy (its CPU
 seconds / wall seconds), and, for comparison, the same preset and seed trained in this process with
 `core.train` and evaluated as the page does (200 held-out examples every `eval_every` steps), no UI at all.
+
+With `--largest`, only the heaviest parts of the page benchmark (`LARGEST_PARTS`), each opened by a link that
+carries its largest settings (tests/benchmarks/bench_pages.py): the link's cold open (shown, not judged: the
+link's values take a second run) and `--reps` steps up of the sidebar's seed, each to a new seed. Target: a step
+within 1 s of wall time and 1 MB sent.
 
 Targets (PASS / MISS per row): a cold open within 2.5x the floor's cold open; an interaction within 3x the
 floor's slider step and under 0.3 CPU seconds of the browser; lesson 9 in the app within 1.3x in-process.
@@ -74,6 +79,12 @@ labels = list("abcdefgh")
 st.altair_chart(charts.heatmap(np.random.default_rng(seed).normal(size=(8, 8)), labels, labels), width="content")
 """
 GOAL_COLD, GOAL_INTERACTION, GOAL_BROWSER_CPU, GOAL_TRAINING = 2.5, 3.0, 0.3, 1.3
+GOAL_LARGEST_WALL, GOAL_LARGEST_KB = 1.0, 1024  # `--largest`: an interaction within 1 s, a rerun within 1 MB
+# `--largest`: the heaviest parts of the page benchmark (tests/benchmarks/bench_pages.py), opened by a link with
+# its largest settings; 09, 10 and 12 need a model trained in the session, which no link carries.
+LARGEST_PARTS = {"lessons/02_attention.py": ("projections", "scores"), "lessons/03_masks.py": ("batch", "conventions"),
+                 "lessons/04_multi_head.py": ("heads", "inside"), "lessons/07_blocks.py": ("ffn", "dropout"),
+                 "lessons/13_real_model.py": ("model", "head")}
 TRAINING_TASKS, TRAINING_GOAL_EM, TRAINING_SECONDS = ("copy", "parser"), 0.99, 300
 
 # Per lesson file: (where, visible English label[, the link query that opens its part]) of the controls
@@ -385,6 +396,60 @@ def measure_lessons(browser, pages: list[tuple[str, str]], reps: int) -> list[di
     return rows
 
 
+# ---- the largest settings, opened by a link -----------------------------------------------------------------
+def largest_links() -> list[tuple[str, str, str]]:
+    """(lesson file, part, link query) of every part in LARGEST_PARTS at the page benchmark's largest settings:
+    each setting as its link writes it (values a link cannot carry, such as tables, are left out)."""
+    from urllib.parse import urlencode
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_pages import largest_settings
+    from ui.links import to_url, url_name
+
+    out = []
+    for file, wanted in LARGEST_PARTS.items():
+        for name, state in largest_settings(file):
+            part = name.removeprefix("largest, ")
+            if part in wanted:
+                values = {url_name(k): to_url(v) for k, v in state.items()
+                          if isinstance(v, (str, int, float, bool, list)) and not isinstance(v, tuple)}
+                out.append((file, part, urlencode(values)))
+    return out
+
+
+def measure_largest(browser, reps: int) -> list[dict]:
+    """For each part of `largest_links`: the link's cold open (not judged: the link's values take a second run),
+    and `reps` steps up of the sidebar's seed, each to a seed not seen before (a value seen before may come from
+    the browser's cache of Streamlit's messages), with the warnings the page showed (a refused link value)."""
+    rows = []
+    slugs = {file: slug for _, file, _, _, slug in PAGES}
+    with running_app() as app:
+        clock = CpuClock(app.process.pid)
+        cold_open(browser, clock, app.url + "/")  # warm-up: the server's first session
+        for file, part, query in largest_links():
+            url = f"{app.url}/{slugs[file]}?{query}"
+            found = [{"page": file, "action": f"{part}: cold open", "kind": "navigation",
+                      **summary([cold_open(browser, clock, url) for _ in range(reps)])}]
+            session = Session(browser)
+            try:
+                page = session.page
+                page.goto(url, wait_until="commit")
+                session.settle()
+                warnings = page.locator('[data-testid="stAlertContentWarning"]').count()
+                open_sidebar_settings(page)
+                container, kind = find_control(page, "sidebar", "Random seed")
+                steps = [measure(session, clock, actor(page, container, kind, 0)) for _ in range(reps)]
+                found.append({"page": file, "action": f"{part}: Random seed, up (sidebar)", "kind": kind,
+                              **summary(steps)})
+            finally:
+                session.close()
+            for row in found:
+                row.update(load=os.getloadavg()[0], warnings=warnings)
+                print(_progress(row), flush=True)
+            rows += found
+    return rows
+
+
 # ---- lesson 9: training to 99% -----------------------------------------------------------------------------
 _METRIC_JS = """(label) => {
   for (const metric of document.querySelectorAll('[data-testid="stMetric"]')) {
@@ -503,6 +568,12 @@ def judge(row: dict, floor_cold: float, floor_step: float) -> None:
         row["floor_wall_s"] = None
         row["ratio"] = row["wall_s"] / row["in_process_s"] if row.get("in_process_s") else None
         ok = row["ratio"] is not None and row["ratio"] <= GOAL_TRAINING
+    elif "warnings" in row:  # --largest: the seed's steps are judged, the cold opens only shown
+        row.update(floor_wall_s=None, ratio=None)
+        if row["kind"] == "navigation":
+            row["verdict"] = "-"
+            return
+        ok = row["ws_kb"] <= GOAL_LARGEST_KB and row["wall_s"] <= GOAL_LARGEST_WALL
     elif row["kind"] == "navigation":
         row["floor_wall_s"], row["ratio"] = floor_cold, row["wall_s"] / floor_cold
         ok = row["ratio"] <= GOAL_COLD
@@ -530,6 +601,31 @@ def print_table(rows: list[dict]) -> None:
               f"{r['verdict']} |")
 
 
+def largest_table(args: argparse.Namespace) -> int:
+    """`--largest`: measure, judge, print and write the rows of `measure_largest`."""
+    started = time.perf_counter()
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            rows = measure_largest(browser, args.reps)
+        finally:
+            browser.close()
+    for row in rows:
+        judge(row, 0.0, 0.0)
+    print(f"\nlargest settings by link; medians of {args.reps} repetitions; 1366 x 768, headless Chromium")
+    print("| page | part: action | wall s | server CPU s | browser CPU s | ws kB | warnings | verdict |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        print(f"| {Path(r['page']).stem} | {r['action']} | {_cell(r.get('wall_s'))} | {_cell(r.get('server_cpu_s'))} | "
+              f"{_cell(r.get('browser_cpu_s'))} | {_cell(r.get('ws_kb'), 0)} | {r['warnings']} | {r['verdict']} |")
+    print(f"targets: a rerun within {GOAL_LARGEST_KB} kB, an interaction within {GOAL_LARGEST_WALL:g} s wall")
+    print(f"benchmark took {time.perf_counter() - started:.0f} s; load average at end: {load()}")
+    if args.json:
+        records = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+        args.json.write_text(json.dumps(records, indent=2) + "\n")
+    return 0
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
@@ -540,8 +636,12 @@ def main(argv=None) -> int:
     parser.add_argument("--pages", nargs="+", help="only lesson files containing one of these (e.g. 02 04)")
     parser.add_argument("--reps", type=int, default=3, help="repetitions per row (the median is shown)")
     parser.add_argument("--no-training", action="store_true", help="skip lesson 9's training to 99%%")
+    parser.add_argument("--largest", action="store_true",
+                        help="only the heaviest parts at their largest settings, opened by a link (1 s, 1 MB)")
     args = parser.parse_args(argv)
     print(f"load average at start: {load()}")
+    if args.largest:
+        return largest_table(args)
     pages = [(file, slug) for _, file, _, _, slug in PAGES if not args.pages or any(s in file for s in args.pages)]
     training = not args.no_training and any(file == "lessons/09_training.py" for file, _ in pages)
     started = time.perf_counter()
