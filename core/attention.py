@@ -109,8 +109,12 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        for name in ("q", "k", "v", "scores", "masked_scores", "weights", "heads", "out"):
-            setattr(self, f"hook_{name}", HookPoint())
+        self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()  # (batch, h, n, d_k) each
+        self.hook_scores = HookPoint()  # (batch, h, n_q, n_k): QKᵀ/√d_k
+        self.hook_masked_scores = HookPoint()  # (batch, h, n_q, n_k): blocked places at -inf
+        self.hook_weights = HookPoint()  # (batch, h, n_q, n_k): softmax over the keys
+        self.hook_heads = HookPoint()  # (batch, h, n_q, d_k): the weights times V
+        self.hook_out = HookPoint()  # (batch, n_q, d_model): the heads joined, through W_O
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         batch, n, _ = x.shape

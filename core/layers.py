@@ -36,14 +36,12 @@ class FeedForward(nn.Module):
 
 
 class _Block(nn.Module):
-    """What encoder and decoder layers share: the residual wiring and the layer norms."""
+    """What encoder and decoder layers share: the residual wiring (each layer names its own LayerNorms)."""
 
-    def __init__(self, d_model, dropout, norm_first, norm_style, norm_eps, norm_names):
+    def __init__(self, dropout: float, norm_first: bool):
         super().__init__()
         self.norm_first = norm_first
         self.dropout = nn.Dropout(dropout)
-        for name in norm_names:
-            setattr(self, name, LayerNorm(d_model, norm_style, norm_eps))
 
     def residual(self, x: torch.Tensor, norm: LayerNorm, sublayer) -> torch.Tensor:
         if self.norm_first:
@@ -60,7 +58,9 @@ class EncoderLayer(_Block):
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = True,
                  activation: str = "relu", norm_style: str = "annotated", norm_eps: float | None = None,
                  bias: bool = True, rotary: bool = False):
-        super().__init__(d_model, dropout, norm_first, norm_style, norm_eps, ("norm_self_attn", "norm_ff"))
+        super().__init__(dropout, norm_first)
+        self.norm_self_attn = LayerNorm(d_model, norm_style, norm_eps)
+        self.norm_ff = LayerNorm(d_model, norm_style, norm_eps)
         self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, rotary=rotary)
         self.ff = FeedForward(d_model, d_ff, dropout, activation)
         self.hook_resid_mid, self.hook_out = HookPoint(), HookPoint()
@@ -81,8 +81,10 @@ class DecoderLayer(_Block):
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = True,
                  activation: str = "relu", norm_style: str = "annotated", norm_eps: float | None = None,
                  bias: bool = True, rotary: bool = False, cross_attention: bool = True):
-        norms = ("norm_self_attn", "norm_cross_attn", "norm_ff") if cross_attention else ("norm_self_attn", "norm_ff")
-        super().__init__(d_model, dropout, norm_first, norm_style, norm_eps, norms)
+        super().__init__(dropout, norm_first)
+        self.norm_self_attn = LayerNorm(d_model, norm_style, norm_eps)
+        self.norm_cross_attn = LayerNorm(d_model, norm_style, norm_eps) if cross_attention else None
+        self.norm_ff = LayerNorm(d_model, norm_style, norm_eps)
         self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, rotary=rotary)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, bias=bias) if cross_attention else None
         self.ff = FeedForward(d_model, d_ff, dropout, activation)

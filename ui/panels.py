@@ -289,19 +289,10 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     limits = {"min_rows": min_rows, "max_rows": max_rows, "bound": bound}
     _editor_link(key, label_column, columns, limits)
     links.warnings(key)
-    table = ss[f"{key}_table"]
-    if list(table.columns) != [label_column, *columns]:
-        reset_editor(key, _resized(table, label_column, columns))
-        table = ss[f"{key}_table"]
-        if f"{key}_valid" in ss:  # the fallback follows the new width too: new dimensions start at 0
-            labels, values = ss[f"{key}_valid"]
-            keep = min(values.shape[1], len(columns))
-            resized = np.zeros((len(labels), len(columns)))
-            resized[:, :keep] = values[:, :keep]
-            ss[f"{key}_valid"] = (labels, resized)
+    _follow_width(key, label_column, columns)
     widget_key = f"{key}_editor_{ss[f'{key}_version']}_{current_language()}"
     if widget_key not in ss or f"{key}_base" not in ss:
-        ss[f"{key}_base"] = table
+        ss[f"{key}_base"] = ss[f"{key}_table"]
     config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=LABEL_MAX_CHARS)}
     config.update({c: st.column_config.NumberColumn(column_title(k), required=True)
                    for k, c in enumerate(columns)})
@@ -310,15 +301,38 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     if not edited.equals(ss[f"{key}_base"]):  # the user edits the table: a link warning about it is settled
         state.settle(key)
     ss[f"{key}_table"] = edited.copy()
+    return _kept(key, edited, _resized(default, label_column, columns), label_column, limits)
+
+
+def _follow_width(key: str, label_column: str, columns: list[str]) -> None:
+    """A new number of columns (the lesson's d changed): the edited table and the last valid values take it; new
+    dimensions start at 0."""
+    ss = st.session_state
+    table = ss[f"{key}_table"]
+    if list(table.columns) == [label_column, *columns]:
+        return
+    reset_editor(key, _resized(table, label_column, columns))
+    if f"{key}_valid" in ss:
+        labels, values = ss[f"{key}_valid"]
+        keep = min(values.shape[1], len(columns))
+        resized = np.zeros((len(labels), len(columns)))
+        resized[:, :keep] = values[:, :keep]
+        ss[f"{key}_valid"] = (labels, resized)
+
+
+def _kept(key: str, edited: pd.DataFrame, default: pd.DataFrame, label_column: str, limits: dict) -> EditedMatrix:
+    """What the caller computes with: the edited table if it is valid, else the last valid one (the default when
+    the very first is broken), with the edit's problems. The link carries it when it is not the default."""
+    ss = st.session_state
     labels, values, problems = validate_table(edited, label_column, **limits)
-    d_labels, d_values, _ = validate_table(_resized(default, label_column, columns), label_column, **limits)
+    d_labels, d_values, _ = validate_table(default, label_column, **limits)
     if not problems:
         ss[f"{key}_valid"] = (labels, values)
-    elif f"{key}_valid" not in ss:  # the very first table is broken: fall back to the default
+    elif f"{key}_valid" not in ss:
         ss[f"{key}_valid"] = (d_labels, d_values)
     valid_labels, valid_values = ss[f"{key}_valid"]
     unchanged = list(valid_labels) == list(d_labels) and np.array_equal(valid_values, d_values)
-    links.publish(key, None if unchanged else table_to_url(valid_labels, valid_values))  # the example: not in the link
+    links.publish(key, None if unchanged else table_to_url(valid_labels, valid_values))
     return EditedMatrix(list(valid_labels), np.array(valid_values, dtype=float), problems)
 
 
