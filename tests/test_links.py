@@ -231,3 +231,41 @@ def test_a_broken_table_in_a_link_is_reported_and_the_example_stays(bad):
     labels, values = at.session_state["sim_vectors_valid"]
     assert labels == example.session_state["sim_vectors_valid"][0]
     assert (values == example.session_state["sim_vectors_valid"][1]).all()
+
+
+def _race_script() -> None:
+    """A selection drawn in the language of `test_lang`; `test_stale` is what Streamlit hands the widget's callback
+    when the browser sends a label the last run did not show (a language switch racing a rerun)."""
+    import streamlit as st
+
+    from ui import links
+
+    ss = st.session_state
+    names = {"en": {"a": "Apple", "b": "Banana"}, "es": {"a": "Manzana", "b": "Plátano"}}[ss.get("test_lang", "en")]
+    ss.setdefault("fruit", "b")
+    ss.setdefault("fruits", ["a"])
+    calls = ss.setdefault("test_calls", [])
+    for setting, stale in ss.pop("test_stale", {}).items():
+        ss[setting] = stale
+        links._changed(setting, lambda setting=setting: calls.append((setting, ss[setting])))
+    links.control(st.selectbox, "Fruit", ["a", "b"], format_func=names.get, setting="fruit", link=False)
+    links.control(st.multiselect, "Fruits", ["a", "b"], format_func=names.get, setting="fruits", link=False)
+
+
+def test_a_label_from_before_a_language_switch_is_its_option_again():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_race_script, default_timeout=30)
+    at.run()
+    at.session_state["test_lang"] = "es"
+    at.run()
+    at.session_state["test_stale"] = {"fruit": "Banana", "fruits": ["Apple", "Banana"]}
+    at.run()
+    assert not at.exception
+    assert at.session_state["fruit"] == "b" and at.session_state["fruits"] == ["a", "b"]
+    assert at.session_state["test_calls"] == [("fruits", ["a", "b"])]  # the selectbox did not change: no call
+    at.session_state["test_stale"] = {"fruit": "Apple", "fruits": ["Cherry"]}  # a real change; a label never shown
+    at.run()
+    assert not at.exception and at.session_state["fruit"] == "a" and at.session_state["fruits"] == []
+    assert at.session_state["test_calls"][1:] == [("fruit", "a"), ("fruits", [])]
+    assert [s.value for s in at.selectbox] == ["a"]

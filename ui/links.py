@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,7 +29,7 @@ from .i18n import in_every_language, t
 
 SEEN = "cfg_url_seen"  # the parameters the controls of this run wrote
 APPLIED = "cfg_url_applied"  # a link value was applied in this run: run once more so every part agrees
-LABELS = "cfg_labels"  # {setting: the labels its selection widget showed last}
+SHOWN = "cfg_shown"  # {setting: Shown}: what its selection widget showed at its last draw (`_unstale`, `_relabel`)
 LIT = "cfg_scene_lit"  # (the page's scenes, the scene whose pill is lit): set by ui.scenes.picker
 MOVED = "cfg_moved"  # the lesson setting the user has just changed, until the pill or its control is drawn
 FLAG_WIDGETS = ("toggle", "checkbox")
@@ -158,6 +159,9 @@ def publish(name: str, value: Any) -> None:
 
 
 def _changed(setting: str, after: Callable[[], None] | None) -> None:
+    shown = st.session_state.get(SHOWN, {}).get(setting)
+    if shown is not None and _unstale(setting, shown.codes) and st.session_state[setting] == shown.value:
+        return  # not the user's change: the browser's label from before a language switch, its option again
     state.settle(setting)
     if setting not in state.SHARED:  # the sidebar's settings rerun the whole page anyway
         st.session_state[MOVED] = setting
@@ -165,16 +169,50 @@ def _changed(setting: str, after: Callable[[], None] | None) -> None:
         after()
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What a selection widget showed at its last draw: its options, their labels, its value, and the option of
+    every label it has shown in this session (in any language)."""
+    codes: tuple
+    labels: tuple[str, ...]
+    value: Any
+    options: dict[str, Any]
+
+
+def _unstale(setting: str, codes: Sequence[Any]) -> bool:
+    """Turn labels in a selection setting's value back into their options (`codes` are the options now); True if
+    there were any. Streamlit returns the label itself when the browser sends one the widget's last run did not
+    show: with fast reruns a language switch can race a rerun, and the other language's label comes back. A label
+    never shown before leaves the value as it was drawn last (one of a list is dropped)."""
+    ss = st.session_state
+    shown = ss.get(SHOWN, {}).get(setting)
+    if shown is None or setting not in ss:
+        return False
+    value = ss[setting]
+    items = value if isinstance(value, list) else [] if value is None else [value]  # None: nothing chosen
+    if all(item in codes for item in items):
+        return False
+    if isinstance(value, list):
+        ss[setting] = [item if item in codes else shown.options[item] for item in value
+                       if item in codes or item in shown.options]
+    else:
+        ss[setting] = shown.options.get(value, shown.value)
+    return True
+
+
 def _relabel(setting: str, spec: Mapping[str, Any]) -> None:
     """Streamlit keeps a selection widget's value in the browser as the label it showed. When the labels change
     (a language switch, a new sentence) the old label would come back as the value: setting the value again
     before the widget is drawn sends the new label."""
     ss = st.session_state
-    shown = labels(spec["options"], spec.get("format_func"))
-    before = ss.setdefault(LABELS, {}).get(setting, shown)
-    if before != shown and setting in ss:
+    options = list(spec["options"])
+    _unstale(setting, options)
+    labels_now = labels(options, spec.get("format_func"))
+    before = ss.setdefault(SHOWN, {}).get(setting)
+    if before is not None and before.labels != labels_now and setting in ss:
         ss[setting] = ss[setting]
-    ss[LABELS][setting] = shown
+    known = {} if before is None or len(before.options) > 4 * len(options) + 32 else before.options
+    ss[SHOWN][setting] = Shown(tuple(options), labels_now, ss.get(setting), {**known, **dict(zip(labels_now, options))})
 
 
 def control(widget: Callable, /, *args: Any, setting: str, after: Callable[[], None] | None = None,
