@@ -203,7 +203,7 @@ def _unstale(setting: str, codes: Sequence[Any]) -> bool:
 def _relabel(setting: str, spec: Mapping[str, Any]) -> None:
     """Streamlit keeps a selection widget's value in the browser as the label it showed. When the labels change
     (a language switch, a new sentence) the old label would come back as the value: setting the value again
-    before the widget is drawn sends the new label."""
+    before the widget is drawn sends the new label. Records what the widget shows now (`Shown`)."""
     ss = st.session_state
     options = list(spec["options"])
     _unstale(setting, options)
