@@ -288,10 +288,18 @@ def actor(page, container, kind: str, rep: int, start_option: int = 0):
         box = container.locator('input[role="combobox"]').first
 
         def choose():
-            box.focus()
-            page.keyboard.press("ArrowDown" if forward else "ArrowUp")  # opens the list on the next / previous option
-            page.locator('[role="option"][data-focused="true"]').first.wait_for(timeout=15_000)  # Enter before: lost
-            page.keyboard.press("Enter")
+            for attempt in range(3):  # under load the list sometimes stays shut: close it and key again
+                box.focus()
+                page.keyboard.press("ArrowDown" if forward else "ArrowUp")  # opens the list on the next option
+                try:
+                    page.locator('[role="option"][data-focused="true"]').first.wait_for(timeout=5_000)
+                    break
+                except PlaywrightError:
+                    if attempt == 2:
+                        raise
+                    page.keyboard.press("Escape")
+                    page.evaluate("window.__bench.reset()")  # the clock starts at the key that opens the list
+            page.keyboard.press("Enter")  # once the list is open: an Enter before that is lost
         return choose
     if kind in ("stRadio", "stButtonGroup"):
         options = container.locator('[data-testid="stRadioOption"]' if kind == "stRadio" else "button")
