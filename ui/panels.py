@@ -42,14 +42,18 @@ def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: 
                         columns=charts.unique_labels(col_labels))
 
 
+def numbers_limits() -> dict[str, str | int]:
+    """NUMBERS_COLUMNS and NUMBERS_CELLS as the catalog's strings name them (``max_cols``, ``max_cells``)."""
+    return {"max_cols": NUMBERS_COLUMNS, "max_cells": number(NUMBERS_CELLS, ",")}
+
+
 def numbers_table(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object], *,
                   key: str | None = None) -> None:
     """A read-only table of the matrix, 4 decimals in the reader's language, with its labels; past NUMBERS_COLUMNS
     columns or NUMBERS_CELLS cells a caption sends the reader to the CSV in the panel's Download menu instead."""
     n_rows, n_cols = np.shape(matrix)
     if n_cols > NUMBERS_COLUMNS or n_rows * n_cols > NUMBERS_CELLS:
-        st.caption(t("panel.numbers_in_csv", rows=n_rows, cols=n_cols, max_cols=NUMBERS_COLUMNS,
-                     max_cells=number(NUMBERS_CELLS, ",")))
+        st.caption(t("panel.numbers_in_csv", rows=n_rows, cols=n_cols, **numbers_limits()))
         return
     tables.dataframe(numbers_frame(matrix, row_labels, col_labels), width="content", key=key)
 

@@ -11,7 +11,7 @@ import streamlit as st
 import core
 
 from . import links, panels, state
-from .i18n import LANG_KEY, LANGUAGES, number, t
+from .i18n import LANG_KEY, LANGUAGES, t
 
 
 def sidebar() -> None:
@@ -22,8 +22,7 @@ def sidebar() -> None:
         links.control(st.radio, t("sidebar.language"), LANGUAGES, format_func=lambda code: t(f"lang.{code}", lang),
                       horizontal=True, setting=LANG_KEY)
         links.control(st.toggle, t("sidebar.show_numbers"), setting=key("show_numbers"),
-                      help=t("sidebar.show_numbers_help", max_cols=panels.NUMBERS_COLUMNS,
-                             max_cells=number(panels.NUMBERS_CELLS, ",")))
+                      help=t("sidebar.show_numbers_help", **panels.numbers_limits()))
         links.control(st.toggle, t("present.toggle"), help=t("present.toggle_help"), setting=key("present"))
         with st.expander(t("sidebar.lesson_settings"), icon=":material/tune:"):
             st.caption(t("sidebar.lesson_settings_help"))
