@@ -24,15 +24,17 @@ APP = ROOT / "app.py"
 
 def start_page(path, *, lang: str = "en", numbers: bool = True, state: dict | None = None,
                query: dict | None = None, lesson: str | None = None, sentence: str | None = None,
-               clean: bool = False, **settings):
+               clean: bool = False, first: tuple[str, ...] | None = None, **settings):
     """Run `path` (app.py or one page) through AppTest with the given settings and session state.
 
     With `query`, the settings come from the URL instead of `lang`. With `lesson` (a page file relative to the
     project root), app.py runs first and then switches to it, as the sidebar link does (a switch before the
     first run would run the page without the frame). `settings` are session-state values by name, a shared
     setting by its sidebar name (``d_model=16`` sets ``cfg_d_model``); `state` takes any keys as they are;
-    `sentence` is the text typed in the sentence box. With `clean`, the run must end without an exception or
-    an error message.
+    `sentence` is the text typed in the sentence box. With `first` (keys), only those values go into the first
+    run; the others are set on the open page, which runs again, as a learner sets them after a choice that fills
+    the other controls (lesson 9's task and preset). With `clean`, the run must end without an exception or an
+    error message.
     """
     from streamlit.testing.v1 import AppTest
 
@@ -47,11 +49,17 @@ def start_page(path, *, lang: str = "en", numbers: bool = True, state: dict | No
     if sentence is not None:
         settings["sentence_text"] = sentence
     named = {key(name) if name in DEFAULTS or name == "sentence_text" else name: value for name, value in settings.items()}
-    for name, value in {**(state or {}), **named}.items():
+    values = {**(state or {}), **named}
+    later = {} if first is None else {name: values.pop(name) for name in list(values) if name not in first}
+    for name, value in values.items():
         at.session_state[name] = value
     at.run()
     if lesson is not None:
         at.switch_page(lesson).run()
+    if later:
+        for name, value in later.items():
+            at.session_state[name] = value
+        at.run()
     if clean:
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, [e.value for e in at.error]

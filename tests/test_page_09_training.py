@@ -19,7 +19,7 @@ from core.train import PRESETS, Trainer
 from ui import models
 from ui.i18n import lookup, md_escape, number, t
 from ui.training import EVAL_EXAMPLES, Run
-from conftest import start_page, widget
+from conftest import lesson_opener, widget
 from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,16 +29,9 @@ LESSON = str(PAGE.relative_to(ROOT))
 SMALL = {"train_steps": 20}  # a run short enough to finish in a few page runs
 
 
-def start(lang: str = "en", **state) -> object:
-    """The page with `state`: task and preset first (their first run fills every control from the preset),
-    then the other settings on top, as a learner would set them."""
-    first = {k: state.pop(k) for k in ("train_task", "train_preset", "cfg_seed") if k in state}
-    at = start_page(PAGE, lang=lang, numbers=True, state=first)
-    if state:
-        for name, value in state.items():
-            at.session_state[name] = value
-        at.run()
-    return at
+# The task and the preset first (their first run fills every control from the preset), then the other settings
+# on top, as a learner sets them.
+start = lesson_opener(LESSON, first=("train_task", "train_preset", "cfg_seed"))
 
 
 def assert_clean(at) -> None:
@@ -73,7 +66,7 @@ def reference_greedy(model, task, text: str) -> tuple[list[int], list[torch.Tens
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_defaults_without_a_run(lang):
-    at = start(lang)
+    at = start(lang=lang)
     assert_clean(at)
     assert at.title[0].value == t("train.title", lang)
     assert [i.value for i in at.info] == [t("train.no_run", lang)]
@@ -86,7 +79,7 @@ def test_defaults_without_a_run(lang):
 
 
 def test_spanish_numbers_have_a_decimal_comma():
-    at = start("es", train_task="parser")
+    at = start(lang="es", train_task="parser")
     button(at, "train.pretrained").click().run()
     assert_clean(at)
     shown = {m.label: m.value for m in at.metric}
@@ -191,7 +184,7 @@ def test_bad_inputs_get_a_message_not_an_exception(task_name, text, code):
 @pytest.mark.parametrize("lang", ["en", "es"])
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
 def test_attention_maps_of_the_trained_model(lang, kind):
-    at = start(lang, train_task="parser", train_kind=kind, train_part="attention")  # the attention tool
+    at = start(lang=lang, train_task="parser", train_kind=kind, train_part="attention")  # the attention tool
     button(at, "train.pretrained").click().run()
     assert_clean(at)
     charts = at.get("vega_lite_chart")
@@ -222,7 +215,7 @@ def _values(dataset) -> list[float]:
 
 
 def test_language_change_and_page_switch_mid_training_lose_nothing():
-    at = start_page(APP, lang="en", numbers=False, lesson=LESSON)
+    at = start(APP, numbers=False)
     at.session_state["train_steps"] = 200
     at.run()
     button(at, "train.start").click().run()
@@ -259,7 +252,7 @@ def test_largest_settings_build_and_show_the_exact_parameter_count(lang):
     big = {"train_task": "addition", "train_digits": 6, "train_full_range": True, "train_d_model": 256,
            "train_heads": 8, "train_layers": 4, "train_d_ff": 1024, "train_batch": 256, "train_steps": 5000,
            "train_dropout": 0.5, "train_norm": "post", "train_positional": "rotary", "train_lr": 2e-2}
-    at = start(lang, train_preset="course", **big)
+    at = start(lang=lang, train_preset="course", **big)
     assert_clean(at)
     metric = next(m for m in at.metric if m.label == t("train.parameters", lang))
     model = Trainer.from_preset("addition", "course", task_options={"digits": 6, "full_range": True},
@@ -379,7 +372,7 @@ PART_HEADERS = {"try": "train.try_header", "attention": "train.attention_header"
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_inspection_tools_are_drawn_one_at_a_time(lang):
-    at = start(lang, train_task="parser")
+    at = start(lang=lang, train_task="parser")
     button(at, "train.pretrained").click().run()
     for part, header in PART_HEADERS.items():
         at.session_state["train_part"] = part
