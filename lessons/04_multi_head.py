@@ -115,8 +115,7 @@ def summary(S: dict[str, np.ndarray], head_names: list[str], n_real: int) -> Non
     prose(t("mha.summary_intro", n=n_real, log_n=float(np.log(n_real))))  # PAD keys are never seen
     frame = pd.DataFrame({t("mha.head_legend"): head_names, t("mha.entropy"): S["entropy"],
                           t("mha.distance"): S["distance"], t("mha.self_weight"): S["self_weight"]})
-    tables.dataframe(frame, hide_index=True, width="content", key="mha_summary",
-                     height=35 * (len(head_names) + 1) + 3)
+    tables.table(frame, hide_index=True, width="content", key="mha_summary")
     bars = (("entropy", "mha.nats", float(np.log(n_real)), 0.01, "query"),
             ("distance", "mha.positions", float(n_real - 1), 1.0, "key"))  # (measure, unit, top, least top, colour)
     for column, (name, unit, top, least, colour) in zip(st.columns(2, gap="large"), bars):
@@ -172,10 +171,11 @@ def parameters(R: dict, d_model: int, h: int) -> None:
     formula = 4 * d_model**2 + 4 * d_model
     p1, p2 = st.columns([1, 2], gap="large")
     p1.metric(t("mha.params_metric"), number(total, ","))
-    p2.container(key="mha_params").dataframe(pd.DataFrame({  # its container names the table (tests)
-        t("mha.param_name"): [name for name, _, _ in R["params"]],
-        t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
-        t("mha.param_count"): [count for _, _, count in R["params"]]}), hide_index=True, width="content")
+    with p2:
+        tables.table(pd.DataFrame({t("mha.param_name"): [name for name, _, _ in R["params"]],
+                                   t("mha.param_shape"): [" × ".join(map(str, shape)) for _, shape, _ in R["params"]],
+                                   t("mha.param_count"): [count for _, _, count in R["params"]]}),
+                     formats={t("mha.param_count"): ",d"}, hide_index=True, width="content", key="mha_params")
     tex = rf"4\,d_{{\mathrm{{model}}}}^2 + 4\,d_{{\mathrm{{model}}}} = 4 \cdot {d_model}^2 + 4 \cdot {d_model} = "
     check = r"\ \checkmark" if formula == total else rf"\ \neq {number(total, ',', tex=True)}"
     st.latex(tex + number(formula, ",", tex=True) + check)

@@ -129,7 +129,7 @@ def patterns(R: dict) -> None:
     st.subheader(t("real.patterns_header"))
     prose(t("real.patterns_text", mostly=MOSTLY))
     table = views.pattern_table(R["patterns"], layer_names, head_names)
-    tables.dataframe(table, hide_index=True, key="real_patterns", height=300)
+    tables.table(table, hide_index=True, key="real_patterns", height=300)
     st.markdown(views.leader_lines(R["patterns"]))
 
 

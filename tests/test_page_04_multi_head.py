@@ -114,7 +114,7 @@ def test_runs_in_both_languages(path, lang):
     assert not at.error and not at.warning
     count = f"{4 * 64**2 + 4 * 64:,}"  # the real module's count at d_model = 64
     assert at.metric[0].value == (count if lang == "en" else count.replace(",", "."))
-    assert len(at.dataframe) == 2  # only the summary and the parameters: "show the numbers" is off
+    assert len(at.table) == 2 and not at.dataframe  # the summary and the parameters, plain: no grid on the first view
     assert set(facet_weights(at)) == {t("mha.head", lang=lang, k=k) for k in (1, 2, 3, 4)}
 
 
@@ -279,11 +279,11 @@ def test_each_part_draws_its_own_sections_and_both_end_with_the_parameters_and_t
     assert_clean(at)
     headers = [h.value for h in at.subheader]
     assert t("mha.heads_header") in headers and t("mha.one_head_header") not in headers
-    assert facet_weights(at) and len(at.dataframe) == 2  # the summary and the parameters
+    assert facet_weights(at) and len(at.table) == 2  # the summary and the parameters
     open_part(at, "inside")
     headers = [h.value for h in at.subheader]
     assert t("mha.one_head_header") in headers and t("mha.concat_header") in headers
-    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.dataframe) == 1  # the parameters
+    assert t("mha.heads_header") not in headers and not facet_weights(at) and len(at.table) == 1  # the parameters
     for part in PARTS:
         headers = [h.value for h in open_part(at, part).subheader]
         assert headers[-2:] == [t("mha.params_header"), t("mha.notice_header")] and t("mha.steps_header") in headers

@@ -82,7 +82,7 @@ def tables(at: AppTest) -> dict:
     """The read-only tables of the part on screen by name (found by key), the numbers' expanders opened first."""
     open_numbers(at)
     names = PART_TABLES[at.session_state["real_part"]]
-    assert len(at.dataframe) == len(names), [d.value.shape for d in at.dataframe]
+    assert len(at.dataframe) + len(at.table) == len(names), [d.value.shape for d in [*at.dataframe, *at.table]]
     return {name: table(at, TABLES[name]) for name in names}
 
 
@@ -166,7 +166,7 @@ def test_the_numbers_are_built_only_behind_their_open_expander(lang):
     for part in PART_TABLES:
         open_part(at, part)
         assert_clean(at)
-        assert len(at.dataframe) == 2 * (part == "model")  # the tokens and the head patterns, always shown
+        assert len(at.table) == 2 * (part == "model") and not at.dataframe  # the tokens and the head patterns
         shown = {e.label for e in at.expander}
         assert numbers[part] <= shown and not (set().union(*numbers.values()) - numbers[part]) & shown, part
     open_numbers(open_part(at, "head"), "real_weights_numbers")

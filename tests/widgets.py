@@ -213,13 +213,15 @@ def view(main) -> list[tuple[str, object]]:
 
 
 def table(at, key: str):
-    """The table `ui.tables.dataframe` drew under `key` (its container carries the key), as a DataFrame."""
-    return at.get_by_key(key).dataframe[0].value
+    """The table `ui.tables` drew under `key` (its container carries the key), grid or plain, as a DataFrame."""
+    node = at.get_by_key(key)
+    return (node.dataframe or node.table)[0].value
 
 
 def has_table(at, key: str) -> bool:
     """Whether the page shows a table under `key` now (a view that draws it only in some cases)."""
     try:
-        return bool(at.get_by_key(key).dataframe)
+        node = at.get_by_key(key)
     except KeyError:
         return False
+    return bool(node.dataframe or node.table)

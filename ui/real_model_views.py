@@ -72,7 +72,7 @@ def token_frame(R: dict) -> None:
     words = ["" if w is None else str(w + 1) for w in R["words"]]
     rows = {t("real.col_token"): R["tokens"], t("real.col_id"): [str(i) for i in R["ids"]],
             t("real.col_type"): [str(i) for i in R["types"]], t("real.col_word"): words}
-    tables.dataframe(pd.DataFrame(rows, index=[str(i) for i in range(len(R["tokens"]))]).T, key="real_tokens")
+    tables.table(pd.DataFrame(rows, index=[str(i) for i in range(len(R["tokens"]))]).T, key="real_tokens")
 
 
 def strongest_notes(patterns: dict) -> list[str]:

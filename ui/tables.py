@@ -1,4 +1,5 @@
-"""Read-only tables of numbers in the reader's language: the one way to show one (`dataframe`).
+"""Read-only tables of numbers in the reader's language: `dataframe` (Streamlit's grid: scrolls, sorts, for a
+matrix's numbers) and `table` (a plain table for a few rows a learner reads whole).
 
 Streamlit's grid writes a number the way a column's ``format`` says, and none of its formats follows the app's
 language (``"localized"`` follows the browser's, the printf formats always write a decimal point). A pandas
@@ -54,6 +55,16 @@ def styled(df: pd.DataFrame, formats: Mapping[Any, str] | None = None, lang: str
         raise KeyError(f"formats for columns the table does not have: {sorted(map(str, missing))}")
     writers = {c: (lambda v, spec=formats.get(c): cell_text(v, spec, lang)) for c in df.columns}
     return df.style.format(writers).set_uuid("table")  # not pandas' random id: an unchanged table is not resent
+
+
+def table(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
+          **kwargs: Any) -> None:
+    """A short read-only table a learner reads whole (a few rows: a summary, a list of parameters), drawn as a
+    plain HTML table (``st.table``) with its numbers in the reader's language (see `styled`). Streamlit's grid
+    (`dataframe`) loads ~0.6 s of script in the browser the first time a page shows one: a lesson whose first
+    view holds only such tables opens without it. `kwargs` go to ``st.table`` (``hide_index``, ``height``...)."""
+    with st.container(key=key):  # the table carries no key of its own: its container names it (tests)
+        st.table(styled(df, formats), **kwargs)
 
 
 def dataframe(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
