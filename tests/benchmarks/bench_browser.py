@@ -565,7 +565,8 @@ def measure_training(browser, reps: int) -> list[dict]:
             rows.append(row)
             print(f"  lesson 9, {task}: {row.get('wall_s', float('nan')):.2f} s in the app", flush=True)
         rows.append(training_live_share(browser, clock, f"{app.url}/{slug}", reps))
-        print(f"  lesson 9, redraws while training: browser busy {rows[-1]['browser_busy']:.0%}", flush=True)
+        print(f"  lesson 9, redraws while training: browser busy {rows[-1].get('browser_busy', float('nan')):.0%}",
+              flush=True)
     for row, task in zip(rows, TRAINING_TASKS):  # the server is stopped: the machine is as quiet as we can make it
         times = [train_in_process(task, DEFAULTS["seed"]) for _ in range(reps)]
         row["in_process_s"] = statistics.median(wall for wall, _ in times)
@@ -611,8 +612,12 @@ def measure_live_floor(browser, reps: int) -> dict:
 
 
 def live_row(page: str, action: str, shares: list[tuple[float, float]]) -> dict:
-    return {"page": page, "action": action, "kind": "live", "status": "ok" if shares else "no sample",
-            "browser_busy": statistics.median(b for b, _ in shares), "server_busy": statistics.median(s for _, s in shares)}
+    """A redraw-share row: the medians of (browser, server) CPU seconds per wall second."""
+    row = {"page": page, "action": action, "kind": "live", "status": "ok" if shares else "no sample"}
+    if shares:
+        row.update(browser_busy=statistics.median(b for b, _ in shares),
+                   server_busy=statistics.median(s for _, s in shares))
+    return row
 
 
 def training_live_share(browser, clock: CpuClock, url: str, reps: int) -> dict:
@@ -672,7 +677,7 @@ def print_table(rows: list[dict]) -> None:
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         ratio = _cell(r.get("ratio"), 1)
-        if r.get("kind") == "live":
+        if r.get("kind") == "live" and r["status"] == "ok":
             ratio = f"browser busy {r['browser_busy']:.0%}, server busy {r['server_busy']:.0%}"
         if r.get("kind") == "training":
             ratio = (f"{ratio} (in process {_cell(r.get('in_process_s'))} s, CPU {_cell(r.get('in_process_cpu_s'))} s; "
