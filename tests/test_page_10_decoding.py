@@ -60,12 +60,12 @@ TABLE_COLUMNS = {"dec_toy_numbers": "dec.col_draws", "dec_compare": "dec.col_tok
 def frames(at: AppTest, key: str, lang: str) -> list[pd.DataFrame]:
     """The read-only tables with the column that only table `key` has (AppTest does not expose their keys)."""
     column = t(TABLE_COLUMNS[key], lang=lang)
-    return [d.value for d in at.dataframe if d.editing_mode == "read_only" and column in d.value.columns]
+    return [d.value for d in at.table if column in d.value.columns]
 
 
 def frame(at: AppTest, key: str, lang: str = "en") -> pd.DataFrame:
     found = frames(at, key, lang)
-    assert len(found) == 1, (key, [list(d.value.columns) for d in at.dataframe])
+    assert len(found) == 1, (key, [list(d.value.columns) for d in at.table])
     return found[0]
 
 

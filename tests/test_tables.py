@@ -57,6 +57,28 @@ def test_numbers_stay_numbers_and_show_in_the_language():
                                      "word": ["a", "b", "c"]}
 
 
+PLAIN = """
+import pandas as pd, streamlit as st
+from ui import tables
+st.session_state["cfg_lang"] = "es"
+df = pd.DataFrame({"+ token": ["*x*", "- item", "1. one", "<bos>"], "n": [12345, 2, 3, 4]},
+                  index=["_a_", "b", "c", "d"])
+tables.table(df, formats={"n": ",d"}, key="plain")
+"""
+
+
+def test_a_plain_table_shows_its_text_as_text():
+    """st.table reads every cell and header as Markdown: the display is escaped, the data is not."""
+    at = AppTest.from_string(PLAIN, default_timeout=30).run()
+    assert not at.exception
+    (element,) = at.table
+    assert element.value[r"\+ token"].tolist() == ["*x*", "- item", "1. one", "<bos>"]  # the data as it was
+    assert element.value["n"].tolist() == [12345, 2, 3, 4] and list(element.value.index) == [r"\_a\_", "b", "c", "d"]
+    shown = display(element)
+    assert shown[r"\+ token"].tolist() == [r"\*x\*", r"\- item", r"1\. one", r"\<bos\>"]
+    assert shown["n"].tolist() == ["12\\.345", "2", "3", "4"]  # Spanish thousands, the point escaped
+
+
 def test_a_column_format_is_refused_and_a_format_for_no_column_too():
     with pytest.raises(ValueError, match="format"):
         tables.dataframe(pd.DataFrame({"x": [1.0]}), column_config={"x": st.column_config.NumberColumn(format="%.4f")})

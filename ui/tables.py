@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any, Mapping
 
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from .i18n import current_language, number
+from .i18n import current_language, md_escape, number
 
 DECIMALS = ".4f"  # a float column's default: four decimals, enough to check a hand calculation
 
@@ -44,17 +45,28 @@ def cell_text(value: Any, spec: str | None, lang: str) -> str:
     return str(value)
 
 
-def styled(df: pd.DataFrame, formats: Mapping[Any, str] | None = None, lang: str | None = None) -> Styler:
+def styled(df: pd.DataFrame, formats: Mapping[Any, str] | None = None, lang: str | None = None,
+           markdown: bool = False) -> Styler:
     """`df` as a Styler whose cells are written by `cell_text`: `formats` maps a column to a ``format()`` spec
     (".1f", ",d" for an integer with thousands, ".2%"); other float columns get DECIMALS, other ints stay as
-    they are. Only the display changes: the Styler's data is `df`."""
+    they are. With `markdown`, each cell's text is escaped for a table that reads it as Markdown. Only the
+    display changes: the Styler's data is `df`."""
     lang = lang or current_language()
     formats = dict(formats or {})
     missing = set(formats) - set(df.columns)
     if missing:
         raise KeyError(f"formats for columns the table does not have: {sorted(map(str, missing))}")
-    writers = {c: (lambda v, spec=formats.get(c): cell_text(v, spec, lang)) for c in df.columns}
+    write = md_escape if markdown else str
+    writers = {c: (lambda v, spec=formats.get(c): write(cell_text(v, spec, lang))) for c in df.columns}
     return df.style.format(writers).set_uuid("table")  # not pandas' random id: an unchanged table is not resent
+
+
+def _plain_header(label: Any) -> Any:
+    """A header `st.table` shows as Markdown, kept from starting a list or a heading ("+ token" stays text)."""
+    if not isinstance(label, str):
+        return label
+    label = re.sub(r"^(\s*)([-+*#>])(?=\s|$)", r"\1\\\2", label)  # "+ token" -> "\+ token"
+    return re.sub(r"^(\s*\d+)([.)])(?=\s|$)", r"\1\\\2", label)  # "1. one" -> "1\. one"
 
 
 def table(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
@@ -62,9 +74,15 @@ def table(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str
     """A short read-only table a learner reads whole (a few rows: a summary, a list of parameters), drawn as a
     plain HTML table (``st.table``) with its numbers in the reader's language (see `styled`). Streamlit's grid
     (`dataframe`) loads ~0.6 s of script in the browser the first time a page shows one: a lesson whose first
-    view holds only such tables opens without it. `kwargs` go to ``st.table`` (``hide_index``, ``height``...)."""
+    view holds only such tables opens without it. ``st.table`` writes every cell and header as Markdown, so cells
+    and row labels are escaped and a column header is kept from starting a list ("+ token"); the data stays as
+    it is. `kwargs` go to ``st.table`` (``hide_index``, ``height``...)."""
+    shown = df.rename(columns=_plain_header)  # st.table writes headers and cells as Markdown
+    if not isinstance(df.index, pd.RangeIndex):  # a range stays one (st.table leaves it out); labels are escaped
+        shown.index = shown.index.map(lambda label: md_escape(label) if isinstance(label, str) else label)
+    formats = {_plain_header(column): spec for column, spec in (formats or {}).items()}
     with st.container(key=key):  # the table carries no key of its own: its container names it (tests)
-        st.table(styled(df, formats), **kwargs)
+        st.table(styled(shown, formats, markdown=True), **kwargs)
 
 
 def dataframe(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
