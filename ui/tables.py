@@ -77,8 +77,8 @@ def table(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str
     view holds only such tables opens without it. ``st.table`` writes every cell and header as Markdown, so cells
     and row labels are escaped and a column header is kept from starting a list ("+ token"); the data stays as
     it is. `kwargs` go to ``st.table`` (``hide_index``, ``height``...)."""
-    shown = df.rename(columns=_plain_header)  # st.table writes headers and cells as Markdown
-    if not isinstance(df.index, pd.RangeIndex):  # a range stays one (st.table leaves it out); labels are escaped
+    shown = df.rename(columns=_plain_header)
+    if not isinstance(df.index, pd.RangeIndex):  # a range stays one (st.table leaves it out)
         shown.index = shown.index.map(lambda label: md_escape(label) if isinstance(label, str) else label)
     formats = {_plain_header(column): spec for column, spec in (formats or {}).items()}
     with st.container(key=key):  # the table carries no key of its own: its container names it (tests)

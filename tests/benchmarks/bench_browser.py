@@ -643,8 +643,8 @@ def judge(row: dict, floor_cold: float, floor_step: float) -> None:
     """Add floor_wall_s, ratio and verdict ("PASS" / "MISS" / the status) to a row."""
     if row["kind"] == "live":
         row.update(floor_wall_s=None, ratio=None)
-        ok = row["status"] == "ok" and row["browser_busy"] <= GOAL_REDRAW_SHARE
-        row["verdict"] = ("PASS" if ok else "MISS") if row["status"] == "ok" else row["status"]
+        row["verdict"] = row["status"] if row["status"] != "ok" else \
+            "PASS" if row["browser_busy"] <= GOAL_REDRAW_SHARE else "MISS"
         return
     if "wall_s" not in row:
         row.update(floor_wall_s=None, ratio=None, verdict=row["status"])
