@@ -323,6 +323,16 @@ def test_snapshots_are_the_probe_attention_at_each_evaluation():
     assert not (first == final["cross"][0]).all()
 
 
+def test_evaluations_land_every_eval_every_steps_whatever_a_chunk_holds():
+    """The snapshots text says "every {every} steps": one long chunk still evaluates at each of them."""
+    run = Run.new("parser", "fast", "cpu", {}, {}, steps=30)
+    assert run.eval_every == 5
+    run.advance(60.0)  # one chunk for the whole schedule
+    assert run.trainer.done
+    assert [e.step for e in run.evaluations] == list(range(0, 31, 5))
+    assert [s for s, _ in run.snapshots] == list(range(0, 31, 5))
+
+
 def test_session_model_and_choices():
     at = start()
     assert models.RUN_KEY not in at.session_state

@@ -114,16 +114,18 @@ class Run:
         return found
 
     def advance(self, seconds: float = CHUNK_SECONDS) -> int:
-        """Train for about `seconds`, then evaluate if `eval_every` steps have passed since the last evaluation
-        (or the schedule is over). Returns the steps taken (0 when another thread is stepping this run); stops
-        the run at the end of the schedule."""
+        """Train for about `seconds`, evaluating whenever `eval_every` steps have passed since the last evaluation
+        (and at the end of the schedule), so the curves and snapshots keep their spacing whatever a chunk holds.
+        Returns the steps taken (0 when another thread is stepping this run); stops the run at the end."""
         if not self.stepping.acquire(blocking=False):
             return 0
         try:
-            taken = sum(1 for _ in self.trainer.steps(seconds=seconds))
-            last = self.evaluations[-1].step if self.evaluations else -1
-            if self.trainer.step > last and (self.trainer.step - last >= self.eval_every or self.trainer.done):
-                self.evaluate_now()
+            deadline, taken = time.perf_counter() + seconds, 0
+            while not self.trainer.done and (taken == 0 or time.perf_counter() < deadline):
+                due = self.evaluations[-1].step + self.eval_every - self.trainer.step  # steps to the next evaluation
+                taken += sum(1 for _ in self.trainer.steps(n=due, seconds=max(0.0, deadline - time.perf_counter())))
+                if self.trainer.step - self.evaluations[-1].step >= self.eval_every or self.trainer.done:
+                    self.evaluate_now()
             if self.trainer.done:
                 self.running = False
             return taken
