@@ -157,8 +157,9 @@ def scaled(values: np.ndarray, words: list[str]) -> None:
     st.subheader(t("sim.matrices_header"))
     links.control(st.toggle, t("sim.scale"), help=t("sim.scale_help"), setting="sim_scale")
     X, S, A, C = compute(values, bool(ss["sim_scale"]), settings.device)
+    scale_note = st.empty()  # one slot, shown or not: the matrices below keep their places
     if ss["sim_scale"]:
-        st.info(t("sim.scale_on", d=X.shape[1], root=float(np.sqrt(X.shape[1]))), icon=":material/school:")
+        scale_note.info(t("sim.scale_on", d=X.shape[1], root=float(np.sqrt(X.shape[1]))), icon=":material/school:")
     dim_labels = [t("sim.dim_short", k=k) for k in range(X.shape[1])]  # from 0, like every lesson
     matrices(X, S, A, C, words, dim_labels)
     one_word(X, A, C, words, dim_labels)

@@ -60,7 +60,8 @@ def picker(section: str, scenes: Mapping[str, Mapping[str, Any]]) -> str | None:
     ss[widget_key] = current  # the lit pill follows the settings, whatever changed them
     st.pills(t("scene.label"), list(scenes), format_func=lambda name: t(f"{section}.scene_of.{name}", lang),
              key=widget_key, on_change=_chosen, args=(widget_key, scenes), help=t("scene.help"))
+    note = st.empty()  # one slot whether a scene is lit or not: what follows keeps its place (and is not redrawn)
     if current is not None:
-        st.caption(t(f"{section}.scene_note.{current}"))
+        note.caption(t(f"{section}.scene_note.{current}"))
     links.publish(SCENE, current)
     return current
