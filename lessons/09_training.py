@@ -187,11 +187,11 @@ def inspect(run: Run) -> None:
     """The trained model, one tool at a time; the tools' own controls rerun this section only."""
     lang = settings.lang
     st.subheader(t("train.inspect_header"))
-    if run.running:
-        st.caption(t("train.stale_caption", step=run.trainer.step))
     part = parts.pick("train_part", PARTS, label=t("train.part"), format_func=lambda p: t(f"train.part_of.{p}", lang))
     st.markdown(f"#### {t(PART_HEADERS[part])}")
-    if part == "try":
+    if run.running:  # a model that changes under a tool would show numbers of no step; the page stays light too
+        st.info(t("train.tools_wait"), icon=":material/hourglass_top:")
+    elif part == "try":
         try_model(run)
     elif part == "attention":
         attention_section(run)
@@ -200,8 +200,6 @@ def inspect(run: Run) -> None:
     elif part == "snapshots":
         st.markdown(t("train.snapshots_text", every=run.eval_every))
         snapshots_section(run)
-    elif part == "errors" and run.running:
-        st.info(t("train.errors_wait"), icon=":material/hourglass_top:")
     elif part == "errors":
         st.markdown(t(f"train.errors_text_of.{run.trainer.task.name}"))
         errors_section(run)

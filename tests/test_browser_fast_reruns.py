@@ -101,10 +101,11 @@ def test_training_survives_clicks_language_and_page_switches_with_fast_reruns(ap
         steps = Steps(page)
         started = steps.wait_beyond(0, "training started")
         main = page.locator('[data-testid="stMain"]')
-        main.get_by_text("Attention", exact=True).first.click()  # the trained model's attention tool (ui/parts.py)
-        main.get_by_text("Encoder self", exact=True).first.wait_for()  # drawn while training goes on
-        for i in range(CLICKS):  # the attention radios of the sections below: each click is a full rerun
-            page.get_by_text("Encoder self" if i % 2 == 0 else "Cross (decoder → encoder)", exact=True).first.click()
+        main.get_by_text("Attention", exact=True).first.click()  # the tools' picker (ui/parts.py) reruns its section
+        main.get_by_text("Training is running.", exact=False).first.wait_for()  # the tools wait for the run
+        numbers = page.locator('[data-testid="stSidebar"] label').filter(has_text="Show the numbers").first
+        for _ in range(CLICKS):  # a sidebar setting: each click is a full rerun
+            numbers.click()
             page.wait_for_timeout(150)
             steps.read()
         switch_language_and_back(page, steps)

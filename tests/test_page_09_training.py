@@ -400,14 +400,15 @@ def test_inspection_tools_are_drawn_one_at_a_time(lang):
                                                                                           len(task.tgt_vocab)]
 
 
-def test_error_analysis_waits_for_training_to_stop():
+def test_the_tools_wait_for_training_to_stop():
     at = start(train_task="parser", train_steps=150, train_part="errors")
     button(at, "train.start").click().run()
     assert run_of(at).running
-    assert t("train.errors_wait", "en") in [i.value for i in at.info]
+    assert t("train.tools_wait", "en") in [i.value for i in at.info]
+    assert "train_errors" not in at.session_state and not at.text_input  # no tool has read the moving model
     button(at, "train.stop").click().run()
     assert_clean(at)
-    assert t("train.errors_wait", "en") not in [i.value for i in at.info]
+    assert t("train.tools_wait", "en") not in [i.value for i in at.info]
     report = at.session_state["train_errors"]
     assert report.n == 1000 and at.session_state["train_errors_for"] == (run_of(at).token, run_of(at).trainer.step)
 
