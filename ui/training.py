@@ -123,7 +123,8 @@ class Run:
             deadline, taken = time.perf_counter() + seconds, 0
             while not self.trainer.done and (taken == 0 or time.perf_counter() < deadline):
                 due = self.evaluations[-1].step + self.eval_every - self.trainer.step  # steps to the next evaluation
-                taken += sum(1 for _ in self.trainer.steps(n=due, seconds=max(0.0, deadline - time.perf_counter())))
+                left = max(0.0, deadline - time.perf_counter())
+                taken += sum(1 for _ in self.trainer.steps(n=max(1, due), seconds=left))
                 if self.trainer.step - self.evaluations[-1].step >= self.eval_every or self.trainer.done:
                     self.evaluate_now()
             if self.trainer.done:
