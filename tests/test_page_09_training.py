@@ -323,6 +323,21 @@ def test_snapshots_are_the_probe_attention_at_each_evaluation():
     assert not (first == final["cross"][0]).all()
 
 
+def test_the_checkpoint_is_exported_once_the_run_stops():
+    """The file is named after the step it holds: while the run trains, the export waits for Stop."""
+    at = start(train_task="parser", train_steps=150)
+    button(at, "train.start").click().run()
+    assert run_of(at).running
+
+    def checkpoint_button(at):
+        return next(b.proto for b in at.get("download_button") if b.proto.label == t("train.export_checkpoint", "en"))
+    assert checkpoint_button(at).disabled and checkpoint_button(at).help == t("train.export_wait", "en")
+    button(at, "train.stop").click().run()
+    assert not checkpoint_button(at).disabled and not checkpoint_button(at).help
+    run = run_of(at)
+    assert load_checkpoint(io.BytesIO(run.checkpoint_bytes())).metrics["steps"] == run.trainer.step
+
+
 def test_evaluations_land_every_eval_every_steps_whatever_a_chunk_holds():
     """The snapshots text says "every {every} steps": one long chunk still evaluates at each of them."""
     run = Run.new("parser", "fast", "cpu", {}, {}, steps=30)

@@ -151,9 +151,12 @@ class Run:
         return steps.merge(evals, on="step", how="outer").sort_values("step").reset_index(drop=True)
 
     def checkpoint_bytes(self) -> bytes:
-        last = self.evaluations[-1] if self.evaluations else None
-        metrics = {"heldout_exact_match": last.exact_match, "heldout_examples": last.n} if last else {}
+        """The checkpoint file. Streamlit calls this in a worker thread when the button is clicked: it waits for a
+        chunk in progress, so the file never mixes two steps."""
         buffer = io.BytesIO()
-        torch.save(self.trainer.checkpoint(metrics), buffer)
+        with self.stepping:
+            last = self.evaluations[-1] if self.evaluations else None
+            metrics = {"heldout_exact_match": last.exact_match, "heldout_examples": last.n} if last else {}
+            torch.save(self.trainer.checkpoint(metrics), buffer)
         return buffer.getvalue()
 

@@ -204,7 +204,8 @@ def export_section(run: Run) -> None:
     export_cols = st.columns(2)
     export_cols[0].download_button(t("train.export_checkpoint"), run.checkpoint_bytes, on_click="ignore",
                                    file_name=f"{run.task_name}_step{run.trainer.step}.pt",
-                                   mime="application/octet-stream", icon=":material/save:")
+                                   mime="application/octet-stream", icon=":material/save:", disabled=run.running,
+                                   help=t("train.export_wait") if run.running else None)
     export_cols[1].download_button(t("train.export_history"), lambda: panels.csv_text(run.history_frame()),
                                    file_name=f"{run.task_name}_history.csv", mime="text/csv", on_click="ignore",
                                    icon=":material/table:")
