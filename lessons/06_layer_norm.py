@@ -18,7 +18,7 @@ from core.hooks import trace
 from core.lab.norms import both_styles, constant_rows, traced_layer_norm
 from core.layers import _Block
 from core.norm import DEFAULT_EPS, STYLES
-from ui import charts, links, norm_views as views, panels, parts, scenes, state
+from ui import charts, links, norm_views as views, panels, parts, scenes, state, tables
 from ui.i18n import md_escape, t
 from ui.presentation import prose
 
@@ -78,7 +78,7 @@ def statistics(tokens: list[str], X: np.ndarray, R: dict) -> None:
     if "annotated" in R:
         stats[t("ln.col_std_annotated")] = R["annotated"]["std"][:, 0]
     stats[t("ln.col_std_torch")] = R["torch"]["std"][:, 0]
-    views.numbers(pd.DataFrame(stats, index=charts.unique_labels(tokens)), "ln_stats")
+    tables.table(pd.DataFrame(stats, index=charts.unique_labels(tokens)), key="ln_stats")  # at most 12 rows
     if X.shape == (3, 2) and np.allclose(X, views.COURSE_X):
         st.caption(t("ln.course_check"))
 

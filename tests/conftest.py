@@ -19,6 +19,17 @@ def widget(at, kind: str, key: str):
     return found[0]
 
 
+def table_editor(at, key: str):
+    """The grid of `ui.panels.matrix_editor` `key`, after switching on its "Edit the table" (it opens as a plain
+    table); the page runs again if the switch was off."""
+    switch = widget(at, "toggle", f"{key}_editing")
+    if not switch.value:
+        switch.set_value(True).run()
+    found = [e for e in at.data_editor if e.key.startswith(f"{key}_editor_")]
+    assert len(found) == 1, [e.key for e in at.data_editor]
+    return found[0]
+
+
 APP = ROOT / "app.py"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conftest import start_page
+from conftest import start_page, table_editor
 
 PAGE = Path(__file__).resolve().parents[1] / "lessons" / "01_similarity.py"
 X0 = np.array([[0.2, 0.8, 0.3], [0.7, 0.2, 0.9], [0.3, 0.5, 0.2], [0.1, 0.3, 0.4], [0.8, 0.1, 0.6]])
@@ -40,7 +40,7 @@ def test_spanish_numbers_have_a_decimal_comma():
 
 def test_a_value_out_of_range_is_named_in_spanish_marks():
     at = start_page(PAGE, lang="es")
-    editor = at.data_editor[0]
+    editor = table_editor(at, "sim_vectors")
     at.session_state[editor.key] = {"edited_rows": {1: {"d2": 2.5e9}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception and len(at.error) == 1

@@ -22,7 +22,7 @@ from core.hooks import trace
 from core.lab.norms import both_styles, traced_layer_norm
 from core.layers import _Block
 from ui.i18n import lookup, t
-from conftest import lesson_opener, widget
+from conftest import lesson_opener, table_editor, widget
 from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def open_part(at: AppTest, part: str) -> AppTest:
 
 
 def edit(at: AppTest, **change) -> AppTest:
-    editor = at.data_editor[0]
+    editor = table_editor(at, "ln_x")
     at.session_state[editor.key] = {"edited_rows": change.get("edited_rows", {}),
                                     "added_rows": change.get("added_rows", []),
                                     "deleted_rows": change.get("deleted_rows", [])}
@@ -145,7 +145,7 @@ def test_each_part_draws_its_own_sections_alone(lang):
         open_part(at, part)
         assert_clean(at)
         assert list(tables(at)) == names, part
-        assert len(at.data_editor) == (part != "placement"), part
+        assert [w.key for w in at.toggle if w.key == "ln_x_editing"] == ["ln_x_editing"] * (part != "placement"), part
         svgs = [m for m in at.markdown if m.value.startswith("<svg")]
         assert len(svgs) == 2 * (part == "placement"), part
         assert (t("ln.xiong", lang=lang) in [m.value for m in at.markdown]) == (part == "placement"), part

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import lesson_opener, widget
+from conftest import lesson_opener, table_editor, widget
 from streamlit.testing.v1 import AppTest
 
 from core.checkpoints import load_checkpoint
@@ -204,7 +204,7 @@ def test_many_draws_approach_the_distribution_and_follow_the_seed():
 
 def test_editing_the_toy_table():
     at = start()
-    editor = at.data_editor[0]
+    editor = table_editor(at, "dec_toy")
     at.session_state[editor.key] = {"edited_rows": {0: {"logit": 0.0}, 5: {"token": "rug"}}, "added_rows": [],
                                     "deleted_rows": []}
     at.run()
@@ -221,7 +221,7 @@ def test_editing_the_toy_table():
     ({"deleted_rows": [0, 1, 2, 3, 4]}, "editor.too_few")])
 def test_bad_toy_cells_give_a_message_and_keep_the_last_valid_table(change, problem):
     at = start()
-    editor = at.data_editor[0]
+    editor = table_editor(at, "dec_toy")
     at.session_state[editor.key] = {"edited_rows": {}, "added_rows": [], "deleted_rows": []} | change
     at.run()
     assert not at.exception

@@ -14,7 +14,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
-from conftest import lesson_opener, widget
+from conftest import lesson_opener, table_editor, widget
 from widgets import table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def chart_matrices(at: AppTest) -> list[np.ndarray]:
 
 def edit(at: AppTest, edited_rows=None, added_rows=None, deleted_rows=None) -> AppTest:
     """Apply cell edits the way the browser reports them (AppTest cannot type into a data_editor)."""
-    editor = at.data_editor[0]
+    editor = table_editor(at, "sim_vectors")
     at.session_state[editor.key] = {"edited_rows": edited_rows or {}, "added_rows": added_rows or [],
                                     "deleted_rows": deleted_rows or []}
     return at.run()
@@ -73,7 +73,8 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("sim.title", lang=lang)
     assert not at.error and not at.warning
-    assert len(at.data_editor) == 1  # the vectors' editor
+    assert not at.data_editor  # the vectors open as a plain table ...
+    assert widget(at, "toggle", "sim_vectors_editing").label == t("editor.edit", lang=lang)  # ... with a switch
     assert not [d for d in at.dataframe if d.editing_mode == "read_only"]  # no numbers table: "show the numbers" is off
     if path == APP:  # the sidebar is translated too
         assert at.sidebar.toggle[0].label == t("sidebar.show_numbers", lang=lang)
@@ -274,6 +275,19 @@ def test_page_switch_keeps_the_edited_vectors(tmp_path):
     x = np.vstack([X0, [[1, 0, 0]]])
     x[0, 1] = -0.4
     np.testing.assert_allclose(tables(at)["X"], x)
+    assert at.data_editor[0].value.iloc[5]["word"] == "fruit"  # the switch stayed on, the grid has the edits
+
+
+def test_the_vectors_open_as_a_plain_table_and_the_switch_edits_them():
+    at = start(APP)
+    plain = table(at, "sim_vectors_plain")
+    assert list(plain[t("sim.word")]) == WORDS and list(plain.columns[1:]) == [t("sim.dim", k=k) for k in range(3)]
+    np.testing.assert_array_equal(plain.iloc[:, 1:].to_numpy(dtype=float), X0)
+    edit(at, edited_rows={2: {"d1": 0.9}})  # switches "Edit the table" on, then edits in the grid
+    widget(at, "toggle", "sim_vectors_editing").set_value(False).run()
+    assert not at.data_editor and table(at, "sim_vectors_plain").iloc[2, 1] == 0.9  # off: the edited table
+    assert tables(at)["X"][2, 0] == 0.9
+    assert table_editor(at, "sim_vectors").value.iloc[2]["d1"] == 0.9  # on again: the grid starts from it
 
 
 

@@ -247,7 +247,7 @@ SIZES_JS = """() => {
   const h = s => { const e = q(s); return e ? e.getBoundingClientRect().height : null; };
   const main = document.querySelector('[data-testid="stMain"]');
   return {title: h('h1'), equation: h('.katex-display .katex'), chart_text: h('[data-testid="stVegaLiteChart"] svg text'),
-          chart: h('[data-testid="stVegaLiteChart"] svg'), table: h('[data-testid="stDataFrame"]'),
+          chart: h('[data-testid="stVegaLiteChart"] svg'), table: h('[data-testid="stTable"]'),
           sideways: main.scrollWidth - main.clientWidth};
 }"""
 
@@ -300,7 +300,8 @@ def test_in_the_browser_it_is_larger_fits_and_the_arrow_keys_switch_lessons(tmp_
             assert page.evaluate(path) == here
 
             settle_after(page, page.get_by_text(t("ln.part_of.styles", lang="en"), exact=True).click)  # back from
-            # the last part to the one with γ and β's sliders and the editor's grid
+            # the last part to the one with γ and β's sliders and the editor's grid (behind "Edit the table")
+            settle_after(page, page.get_by_text(t("editor.edit", lang="en"), exact=True).click)
             slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
             before = slider.input_value()
             slider.focus()

@@ -249,6 +249,11 @@ def editor_edits(df: pd.DataFrame, dynamic: bool) -> hs.SearchStrategy[dict]:
 def sweep_generated_input(sweep: Sweep) -> None:
     """Hypothesis-generated edits for every data editor and text for every text input, one at a time."""
     at = sweep.at
+    closed = [w for w in at.toggle if w.key and w.key.endswith("_editing") and not w.value]
+    for switch in closed:  # a table to edit (ui.panels.matrix_editor) opens plain: its "Edit the table" shows the grid
+        switch.set_value(True)
+    if closed:
+        at.run()
     editors = [e.key for e in at.data_editor if e.key]
     texts = [(name, kind) for name, kind in sweep.targets(FREE_TEXT)]
     if not editors and not texts:

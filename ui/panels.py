@@ -273,15 +273,18 @@ def reset_editor(key: str, table: pd.DataFrame) -> None:
 def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_column: str, label_title: str,
                   column_title: Callable[[int], str], min_rows: int = 1, max_rows: int = 12,
                   bound: float = 1000.0, alt_text: str | None = None) -> EditedMatrix:
-    """An `st.data_editor` of labelled rows of numbers that never loses the user's work.
+    """A table of labelled rows of numbers to edit, that never loses the user's work.
 
-    State (all under `key`): ``_table`` the table as last edited (valid or not), ``_valid`` the last valid
-    (labels, values), ``_base`` the data the editor widget started from, ``_version``, ``_example`` the
-    `default` of the last run (a table still equal to it follows a new default, e.g. in the other language). The
-    widget key includes the version and the language: a new widget (first run, page switch, language switch, resize,
-    reset) starts from the last edited table, so nothing typed is lost; an invalid table stays on screen to
-    be fixed while the caller keeps computing with the last valid values. The last valid table is in the
-    link (parameter `key`, JSON rows) when it differs from `default`; a link's table is checked like an edit."""
+    It opens as a plain table with an "Edit the table" switch (``_editing``, a control of the lesson) that turns
+    it into an `st.data_editor`: Streamlit's grid loads ~0.6 s of script in the browser the first time a page
+    shows one (issue 15), and a learner reads the example before changing it. State (all under `key`):
+    ``_table`` the table as last edited (valid or not), ``_valid`` the last valid (labels, values), ``_base`` the
+    data the editor widget started from, ``_version``, ``_example`` the `default` of the last run (a table still
+    equal to it follows a new default, e.g. in the other language). The widget key includes the version and the
+    language: a new widget (first run, page switch, language switch, resize, reset, the switch turned on) starts
+    from the last edited table, so nothing typed is lost; an invalid table stays on screen to be fixed while the
+    caller keeps computing with the last valid values. The last valid table is in the link (parameter `key`,
+    JSON rows) when it differs from `default`; a link's table is checked like an edit."""
     ss = st.session_state
     ss.setdefault(f"{key}_table", default.copy())
     ss.setdefault(f"{key}_version", 0)
@@ -294,18 +297,30 @@ def matrix_editor(key: str, default: pd.DataFrame, *, columns: list[str], label_
     _editor_link(key, label_column, columns, limits)
     links.warnings(key)
     _follow_width(key, label_column, columns)
+    titles = {label_column: label_title, **{c: column_title(k) for k, c in enumerate(columns)}}
+    if links.control(st.toggle, t("editor.edit"), setting=f"{key}_editing"):
+        edited = _grid(key, titles, label_column, alt_text)
+    else:
+        edited = ss[f"{key}_table"]
+        tables.table(edited.rename(columns=titles), formats={titles[c]: "g" for c in columns}, hide_index=True,
+                     width="content", alt=alt_text, key=f"{key}_plain")
+    return _kept(key, edited, _resized(default, label_column, columns), label_column, limits)
+
+
+def _grid(key: str, titles: dict[str, str], label_column: str, alt_text: str | None) -> pd.DataFrame:
+    """The editor widget of `matrix_editor`; returns the table as edited."""
+    ss = st.session_state
     widget_key = f"{key}_editor_{ss[f'{key}_version']}_{current_language()}"
-    if widget_key not in ss or f"{key}_base" not in ss:
+    if widget_key not in ss or f"{key}_base" not in ss:  # a new widget starts from the last edited table
         ss[f"{key}_base"] = ss[f"{key}_table"]
-    config = {label_column: st.column_config.TextColumn(label_title, required=True, max_chars=LABEL_MAX_CHARS)}
-    config.update({c: st.column_config.NumberColumn(column_title(k), required=True)
-                   for k, c in enumerate(columns)})
+    config = {c: st.column_config.NumberColumn(title, required=True) for c, title in titles.items()}
+    config[label_column] = st.column_config.TextColumn(titles[label_column], required=True, max_chars=LABEL_MAX_CHARS)
     edited = st.data_editor(ss[f"{key}_base"], key=widget_key, num_rows="dynamic", hide_index=True,
                             column_config=config, width="content", alt=alt_text)
     if not edited.equals(ss[f"{key}_base"]):  # the user edits the table: a link warning about it is settled
         state.settle(key)
     ss[f"{key}_table"] = edited.copy()
-    return _kept(key, edited, _resized(default, label_column, columns), label_column, limits)
+    return edited
 
 
 def _follow_width(key: str, label_column: str, columns: list[str]) -> None:
