@@ -278,6 +278,12 @@ def test_page_switch_keeps_the_edited_vectors(tmp_path):
     assert at.data_editor[0].value.iloc[5]["word"] == "fruit"  # the switch stayed on, the grid has the edits
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_help_beside_each_table_to_edit_names_its_switch(lang):
+    for help_key in ("sim.editor_help", "ln.editor_help", "dec.editor_help"):  # lessons 1, 6 and 10
+        assert t("editor.edit", lang=lang) in t(help_key, lang=lang, max=12, bound=1000.0), help_key
+
+
 def test_the_vectors_open_as_a_plain_table_and_the_switch_edits_them():
     at = start(APP)
     plain = table(at, "sim_vectors_plain")

@@ -250,7 +250,7 @@ def sweep_generated_input(sweep: Sweep) -> None:
     """Hypothesis-generated edits for every data editor and text for every text input, one at a time."""
     at = sweep.at
     closed = [w for w in at.toggle if w.key and w.key.endswith("_editing") and not w.value]
-    for switch in closed:  # a table to edit (ui.panels.matrix_editor) opens plain: its "Edit the table" shows the grid
+    for switch in closed:  # a table to edit (ui.panels.matrix_editor) opens plain: "Edit the table" shows the grid
         switch.set_value(True)
     if closed:
         at.run()

@@ -99,8 +99,8 @@ def numbers(df: pd.DataFrame, key: str) -> None:
 
 def pair_table(P: dict[str, dict[str, np.ndarray]]) -> None:
     """Each style's mean, denominator and x̂ on the one row (a, −a): three rows, read whole."""
-    tables.table(pd.DataFrame([[P[s]["mean"][0, 0], P[s]["std"][0, 0], *P[s]["normalized"][0]] for s in STYLES],
-                              index=[t(STYLE_TEXT[s]["name"]) for s in STYLES],
+    rows = [[P[s]["mean"][0, 0], P[s]["std"][0, 0], *P[s]["normalized"][0]] for s in STYLES]
+    tables.table(pd.DataFrame(rows, index=[t(STYLE_TEXT[s]["name"]) for s in STYLES],
                               columns=[t("ln.col_mean"), t("ln.col_denominator"), "x̂₁", "x̂₂"]), key="ln_pair_table")
 
 
