@@ -13,7 +13,7 @@ import core
 from core import pretrained
 from core.lab import probing
 from core.model import Embeddings, EncoderOnly
-from ui import charts, links, panels, parts, real_model_views as views, scenes, state, tables
+from ui import charts, links, panels, parts, real_model_views as views, scenes, state
 from ui.i18n import md_escape, t
 from ui.minilm import minilm
 from ui.presentation import prose
@@ -129,14 +129,7 @@ def patterns(R: dict) -> None:
     st.subheader(t("real.patterns_header"))
     prose(t("real.patterns_text", mostly=MOSTLY))
     st.markdown(views.leader_lines(R["patterns"]))
-    # Every head's row only while open: a plain table's cells are drawn one by one (the 72 x 7 table cost the
-    # browser ~0.6 s of CPU at every cold open).
-    box = st.expander(t("real.patterns_all", n=cfg.n_layers * cfg.n_heads), icon=":material/table:",
-                      key="real_patterns_open", on_change="rerun")
-    if box.open:
-        with box:
-            tables.table(views.pattern_table(R["patterns"], layer_names, head_names), hide_index=True,
-                         key="real_patterns", height=300)
+    views.pattern_box(R["patterns"], layer_names, head_names)
 
 
 @st.fragment

@@ -278,6 +278,8 @@ def test_head_table_agrees_with_a_computation_here(bert, text):
     measurable = np.isfinite(expected).any(axis=(0, 1))  # (4,): a pattern the text cannot show has no column
     names = ["previous token", "next token", "same word", "special tokens ([CLS]/[SEP])"]
     assert list(table.columns[4:]) == [n for n, m in zip(names, measurable) if m]
+    lines = " ".join(m.value for m in at.markdown)  # the prose: a pattern with no column is named above it
+    assert [f"**{n}**: no such case in this input." in lines for n in names] == [not m for m in measurable]
     scores = table.iloc[:, 4:].to_numpy(dtype=float).reshape(6, 12, int(measurable.sum()))
     np.testing.assert_allclose(scores, expected[..., measurable], atol=1e-4)
     best = np.nan_to_num(expected, nan=-1).argmax(-1)  # (L, h)

@@ -96,6 +96,17 @@ def pattern_table(patterns: dict, layer_names: list[str], head_names: list[str])
     return df
 
 
+def pattern_box(patterns: dict, layer_names: list[str], head_names: list[str]) -> None:
+    """Every head's row of `pattern_table`, behind an expander that builds it only while open: a plain table
+    draws its cells one by one (this 72 x 7 table cost the browser ~0.6 s of CPU at every cold open)."""
+    box = st.expander(t("real.patterns_all", n=len(layer_names) * len(head_names)), icon=":material/table:",
+                      key="real_patterns_open", on_change="rerun")
+    if box.open:
+        with box:
+            tables.table(pattern_table(patterns, layer_names, head_names), hide_index=True, key="real_patterns",
+                         height=300)
+
+
 def leader_lines(patterns: dict) -> str:
     """A Markdown list: for each pattern, the head that does it most, or that the text has no such case."""
     leaders = [t("real.leader", pattern=t(PATTERN_NAMES[p]), layer=lead[0] + 1, head=lead[1] + 1, score=lead[2])
