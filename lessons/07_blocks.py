@@ -59,8 +59,9 @@ def block_controls() -> tuple[int, str, bool]:
     st.subheader(t("blocks.block_header"))
     ratio_col, act_col, norm_col = st.columns(3, gap="large")
     with ratio_col:
-        links.control(st.select_slider, t("blocks.d_ff"), options=list(range(1, 9)),
-                      format_func=lambda k: f"{k * d} ({k}×)", help=t("blocks.d_ff_help"), setting="blk_ff_ratio")
+        ratio = int(ss["blk_ff_ratio"])  # d_ff in the label, so no option's label changes with d (ui.i18n.power_of_ten)
+        links.control(st.select_slider, t("blocks.d_ff", ratio=ratio, d_ff=ratio * d), options=list(range(1, 9)),
+                      format_func=lambda k: f"{k}×", help=t("blocks.d_ff_help"), setting="blk_ff_ratio")
     with act_col:
         links.control(st.radio, t("blocks.activation"), list(ACTIVATION), format_func=views.ACT_NAME.get,
                       horizontal=True, setting="blk_activation")

@@ -13,7 +13,7 @@ from core.evaluation import evaluate
 from core.train import Trainer, learning_rate, sequence_loss
 from ui import limits, links, models, panels, parts, scenes, state
 from ui.presentation import prose
-from ui.i18n import number, t
+from ui.i18n import number, power_of_ten, t
 from ui.training import CHUNK_SECONDS, Run
 from ui.training_page import (drawn, load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
@@ -60,8 +60,7 @@ def model_controls(lang: str) -> None:
 
 
 def schedule_controls() -> None:
-    links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: number(v, "g", settings.lang),
-                  setting="train_lr")  # the language now: Streamlit may call format functions outside the run
+    links.control(st.select_slider, t("train.lr"), LRS, format_func=power_of_ten, setting="train_lr")
     links.control(st.select_slider, t("train.batch"), BATCHES, setting="train_batch")
     links.control(st.slider, t("train.steps"), 20, MAX_STEPS, step=10, help=t("train.steps_help", cap=MAX_STEPS),
                   setting="train_steps")

@@ -15,7 +15,7 @@ from ui import limits, links, panels, scenes, state, tables
 from ui.classifier_runs import (BATCH, DEPTHS, MAX_EPOCHS, MAX_STEPS, MAX_STORED, NORMS, STEP_GRID, label,
                                 observed, reset, run_charts, run_key, start, start_session, stop, summary_table,
                                 train_chunk)
-from ui.i18n import number, t
+from ui.i18n import number, power_of_ten, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
 
@@ -130,7 +130,7 @@ def grid_section() -> None:
         links.control(st.multiselect, t("clf.norms"), list(NORMS), format_func=lambda p: t(NORMS[p], settings.lang),
                       setting="clf_norms")  # Streamlit may call format functions outside the script run
         links.control(st.select_slider, t("clf.lr"), LEARNING_RATES, help=t("clf.lr_help"), setting="clf_lr",
-                      format_func=lambda v: number(v, "g", settings.lang))
+                      format_func=power_of_ten)
     with right:
         links.control(st.slider, t("clf.epochs"), 1, MAX_EPOCHS, help=t("clf.epochs_help"), setting="clf_epochs")
         links.control(st.slider, t("clf.steps"), STEP_GRID, MAX_STEPS, step=STEP_GRID,

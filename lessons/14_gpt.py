@@ -17,7 +17,7 @@ from core.model import DecoderOnly
 from ui import charts, gpt_run, gpt_views, limits, links, panels, parts, scenes, state
 from ui.gpt_page import built_from, reset, start, start_session, stop, wanted
 from ui.training_page import drawn, train_chunk
-from ui.i18n import md_escape, number, t
+from ui.i18n import md_escape, number, power_of_ten, t
 from ui.presentation import prose
 from ui.training import CHUNK_SECONDS
 
@@ -50,15 +50,13 @@ def setup(outside: tuple) -> None:
     """The run's settings and its buttons. A fragment: a setting reruns this section alone (a run is built from
     them only at Start); Start, Stop and Reset rerun the whole lesson (`outside`: `drawn`, ui/training_page.py)."""
     st.subheader(t("gpt.setup_header"))
-    lang = settings.lang  # bound now: a widget's format_func may be called outside this script run
     cols = st.columns(3, gap="large")
     with cols[0]:
         links.control(st.select_slider, "d_model", D_MODELS, setting="gpt_d_model")
         links.control(st.slider, t("gpt.layers"), 1, MAX_LAYERS, setting="gpt_layers")
     with cols[1]:
         links.control(st.select_slider, t("train.heads"), HEADS, setting="gpt_heads")
-        links.control(st.select_slider, t("train.lr"), LRS, format_func=lambda v: number(v, "g", lang),
-                      setting="gpt_lr")
+        links.control(st.select_slider, t("train.lr"), LRS, format_func=power_of_ten, setting="gpt_lr")
     with cols[2]:
         links.control(st.slider, t("train.steps"), MIN_STEPS, MAX_STEPS, step=100,
                       help=t("train.steps_help", cap=MAX_STEPS), setting="gpt_steps")

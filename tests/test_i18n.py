@@ -135,3 +135,14 @@ def test_numbers_follow_the_language():
     assert i18n._Formatter("es").format("{x:.1f} and $\\\\sqrt{{2}} \\\\approx {x:.1f}$", x=1.4) == \
         "1,4 and $\\\\sqrt{2} \\\\approx 1{,}4$"  # inside LaTeX a decimal comma is {,}, set without a space
     assert i18n.number(12345.5, ",.1f", "es") == "12.345,5" and i18n.number(True, "", "es") == "True"
+
+
+def test_powers_of_ten_read_the_same_in_every_language():
+    """The learning rates' labels (lessons 9, 12 and 14): no decimal mark, so a language switch leaves them."""
+    found = {v: i18n.power_of_ten(v) for v in (1e-4, 2e-4, 3e-4, 5e-4, 1e-3, 1e-2, 3e-2, 1.0, 20.0)}
+    assert found == {1e-4: "10⁻⁴", 2e-4: "2×10⁻⁴", 3e-4: "3×10⁻⁴", 5e-4: "5×10⁻⁴", 1e-3: "10⁻³", 1e-2: "10⁻²",
+                     3e-2: "3×10⁻²", 1.0: "10⁰", 20.0: "2×10¹"}
+    digits = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+    for value, text in found.items():  # read back, the label is the value
+        mantissa, _, power = text.rpartition("10")
+        assert float(mantissa.rstrip("×") or 1) * 10 ** int(power.translate(digits)) == pytest.approx(value)

@@ -138,3 +138,32 @@ def test_switch_language_between_changes(lesson):
                 continue  # a control an earlier step hid
         browser_run(at, held, changed)  # the browser still holds the old language's labels
         assert_clean(at, f"{kind} {key} after the switch to {lang}")
+
+
+@pytest.mark.parametrize("lesson", [path for _, path, *_ in PAGES])
+def test_old_labels_sent_after_the_switch_back_change_nothing(lesson):
+    """With fast reruns (Community Cloud) the runs that set a widget's value again after a switch can be cut short,
+    and the browser goes on sending the other language's labels. Every setting must come through unchanged: a
+    select_slider takes its first option for a label it does not show, so its labels never depend on the
+    language (the learning rates are written as powers of ten)."""
+    at = start_page(APP, lesson=lesson, numbers=False)
+    before = link(at)
+    switch_language(at, "es")
+    spanish = states(at)  # every label the browser holds in Spanish
+    switch_language(at, "en")
+    browser_run(at, spanish)  # the next message still carries them all
+    assert_clean(at, "old labels after the switch back")
+    assert link(at) == before
+
+
+def test_old_labels_sent_after_a_new_d_model_change_nothing():
+    """The same for labels that follow a setting: lesson 7's d_ff slider writes d_ff in its label, not in its
+    options (which once read "256 (4×)" and came back as 1× after a new d_model)."""
+    at = start_page(APP, lesson="lessons/07_blocks.py", numbers=False)
+    held = states(at)
+    at.number_input(key="cfg_d_model").set_value(128).run()
+    browser_run(at, held)  # the browser still holds the labels drawn at d_model 64
+    assert_clean(at, "old labels after a new d_model")
+    assert at.session_state["blk_ff_ratio"] == 4
+    slider = next(w for w in at.select_slider if w.key == "blk_ff_ratio")
+    assert slider.label == "Hidden width d_ff = 4 × d_model = 512" and slider.options == [f"{k}×" for k in range(1, 9)]

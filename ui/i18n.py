@@ -134,6 +134,18 @@ def number(value: float, spec: str = "", lang: str | None = None, *, tex: bool =
     return text.replace(",", "{,}") if tex else text
 
 
+def power_of_ten(value: float) -> str:
+    """`value` written as a power of ten, 10⁻³ or 3×10⁻⁴: the same in every language. A select_slider's labels
+    must not change with the language: one that meets a label it does not show (the browser's, from before a
+    switch, under fast reruns) silently takes its first option."""
+    mantissa, exponent = f"{value:e}".split("e")  # "3.000000e-04"
+    power = "10" + str(int(exponent)).translate(_SUPERSCRIPTS)
+    return power if float(mantissa) == 1 else f"{float(mantissa):g}×{power}"
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 class _Formatter(string.Formatter):
     """``str.format`` that writes a float (and an int formatted with grouping) in the language's marks. Inside
     LaTeX (after an odd number of ``$``) a decimal comma is written ``{,}``, which TeX sets without a space."""

@@ -183,7 +183,8 @@ def _unstale(setting: str, codes: Sequence[Any]) -> bool:
     """Turn labels in a selection setting's value back into their options (`codes` are the options now); True if
     there were any. Streamlit returns the label itself when the browser sends one the widget's last run did not
     show: with fast reruns a language switch can race a rerun, and the other language's label comes back. A label
-    never shown before leaves the value as it was drawn last (one of a list is dropped)."""
+    never shown before leaves the value as it was drawn last (one of a list is dropped). A select_slider cannot be
+    mended here (it turns such a label into its first option), so its labels never change (`i18n.power_of_ten`)."""
     ss = st.session_state
     shown = ss.get(SHOWN, {}).get(setting)
     if shown is None or setting not in ss:
