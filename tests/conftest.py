@@ -49,10 +49,12 @@ def start_page(path, *, lang: str = "en", numbers: bool = True, state: dict | No
     """
     from streamlit.testing.v1 import AppTest
 
+    from ui.sidebar import SETTINGS_OPEN
     from ui.state import DEFAULTS, key
 
     at = AppTest.from_file(str(path), default_timeout=60)
     at.session_state[key("show_numbers")] = numbers
+    at.session_state[SETTINGS_OPEN] = True  # the sidebar's lesson settings drawn, as after a click on them
     if query is None:
         at.session_state[key("lang")] = lang
     else:

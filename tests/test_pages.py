@@ -216,6 +216,26 @@ def test_url_parameters_round_trip():
     assert widget(at, "selectbox", "cfg_heads").options == ["1", "2", "4", "5", "10"]
 
 
+def test_closed_lesson_settings_still_take_keep_and_share_their_values():
+    """The sidebar's lesson settings are drawn only while open (a first visit: closed). Closed, a link still sets
+    them, a bad value is still reported at the top, and the link still carries them all."""
+    query = {"seed": "7", "d_model": "128", "heads": "8", "seq_len": "16", "mask": "causal"}
+    at = start(APP, query=query, state={"settings_open": False})
+    assert_clean(at)
+    assert not at.sidebar.number_input and not at.sidebar.selectbox and not at.sidebar.slider
+    assert {k: at.query_params[k] for k in query} == query and not at.warning
+    assert at.session_state["cfg_d_model"] == 128 and at.session_state["cfg_mask"] == "causal"
+    at.session_state["settings_box"] = True  # the learner opens them: the controls show the link's values
+    at.run()
+    assert at.number_input(key="cfg_d_model").value == 128 and at.slider(key="cfg_seq_len").value == 16
+    at.number_input(key="cfg_seed").set_value(3).run()
+    at.session_state["settings_box"] = False  # and closes them again: the new seed stays, in the link too
+    at.run()
+    assert not at.sidebar.number_input and at.session_state["cfg_seed"] == 3 and at.query_params["seed"] == "3"
+    at = start(APP, query={"d_model": "abc"}, state={"settings_open": False})
+    assert at.warning and "**d_model**" in at.warning[0].value and at.query_params["d_model"] == "64"
+
+
 @pytest.mark.parametrize("query, lang, name, fallback", [
     ({"d_model": "abc"}, "en", "d_model", "64"),
     ({"heads": "7", "d_model": "64", "lang": "es"}, "es", "heads", "4"),

@@ -217,17 +217,22 @@ def _relabel(setting: str, spec: Mapping[str, Any]) -> None:
 
 
 def control(widget: Callable, /, *args: Any, setting: str, after: Callable[[], None] | None = None,
-            link: bool = True, **kwargs: Any) -> Any:
+            link: bool = True, drawn: bool = True, **kwargs: Any) -> Any:
     """Draw ``widget(*args, **kwargs)`` under the key `setting`, its value kept across pages and (unless `link`
     is False) mirrored to the URL. `after` runs when the user changes it (not when a link or a scene sets it),
     e.g. to load the presets of a newly chosen task. A value waiting from the link is checked against the
     widget's arguments and applied first; a rejected one is reported above it (the sidebar's at the top of the
-    page)."""
+    page). With `drawn` False (its section is closed) the widget is not drawn, and the rest is done all the
+    same: the link's value is checked and applied, and the value goes into the link."""
     ss = st.session_state
     spec = inspect.signature(widget).bind_partial(*args, **kwargs).arguments
     text = take(setting) if link else None
     if text is not None:
         _apply(widget.__name__, spec, setting, text)
+    if not drawn:
+        if link:
+            publish(url_name(setting), ss[setting])
+        return ss[setting]
     if setting not in state.SHARED:
         warnings(setting)
     if "options" in spec:

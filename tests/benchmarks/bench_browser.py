@@ -265,9 +265,10 @@ def find_control(page, where: str, label: str):
 
 
 def open_sidebar_settings(page) -> None:
-    """Expand the sidebar's collapsed expanders (the lesson settings live in one); the browser only, no rerun."""
+    """Open the sidebar's lesson settings: a click reruns the app, which then draws their controls."""
     for summary in page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details:not([open]) > summary').all():
         summary.click()
+    page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] [data-testid="stWidgetLabel"]').first.wait_for()
     page.wait_for_timeout(300)
 
 
