@@ -31,8 +31,8 @@ def sidebar() -> None:
         links.control(st.toggle, t("sidebar.show_numbers"), setting=key("show_numbers"),
                       help=t("sidebar.show_numbers_help", **panels.numbers_limits()))
         links.control(st.toggle, t("present.toggle"), help=t("present.toggle_help"), setting=key("present"))
-        # Its controls are drawn only while it is open: drawn and folded away, they cost every cold open ~0.4 s
-        # (~0.6 s of browser CPU). Closed, their values still come from and go to the link (links.control).
+        # Its controls are drawn only while it is open: drawn and folded away, they cost a cold open 0.1-0.4 s
+        # (README, "Design decisions"). Closed, their values still come from and go to the link (links.control).
         box = st.expander(t("sidebar.lesson_settings"), ss.get(SETTINGS_OPEN, False), icon=":material/tune:",
                           key=SETTINGS_BOX, on_change=_keep_open)
         with box:
