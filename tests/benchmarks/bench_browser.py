@@ -264,12 +264,13 @@ def find_control(page, where: str, label: str):
     return None
 
 
-def open_sidebar_settings(page) -> None:
-    """Open the sidebar's lesson settings: a click reruns the app, which then draws their controls."""
+def open_sidebar_settings(session: Session) -> None:
+    """Open the sidebar's lesson settings: a click reruns the app, which then draws their controls (not timed)."""
+    page = session.page
     for summary in page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details:not([open]) > summary').all():
         summary.click()
     page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] [data-testid="stWidgetLabel"]').first.wait_for()
-    page.wait_for_timeout(300)
+    session.settle()
 
 
 def checked_option(container, kind: str) -> int:
@@ -327,7 +328,7 @@ def interactions(browser, clock: CpuClock, url: str, controls: list[tuple[str, .
         page.goto(url, wait_until="commit")
         session.settle()
         if any(where == "sidebar" for where, *_ in controls):
-            open_sidebar_settings(page)
+            open_sidebar_settings(session)
         reloaded = False
         for where, label, *part in controls:
             if part:  # a control of one of the lesson's parts (ui/parts.py): open that part first (not timed)
@@ -335,7 +336,7 @@ def interactions(browser, clock: CpuClock, url: str, controls: list[tuple[str, .
                 session.settle()
                 reloaded = True
             if where == "sidebar" and reloaded:  # a new page: its sidebar settings are folded again
-                open_sidebar_settings(page)
+                open_sidebar_settings(session)
                 reloaded = False
             found = find_control(page, where, label)
             row = {"action": f"{label} ({where})"}
@@ -452,7 +453,7 @@ def measure_largest(browser, reps: int) -> list[dict]:
                 page.goto(url, wait_until="commit")
                 session.settle()
                 warnings = page.locator('[data-testid="stAlertContentWarning"]').count()
-                open_sidebar_settings(page)
+                open_sidebar_settings(session)
                 container, kind = find_control(page, "sidebar", "Random seed")
                 steps = [measure(session, clock, actor(page, container, kind, 0)) for _ in range(reps)]
                 found.append({"page": file, "action": f"{part}: Random seed, up (sidebar)", "kind": kind,
