@@ -166,4 +166,5 @@ def test_old_labels_sent_after_a_new_d_model_change_nothing():
     assert_clean(at, "old labels after a new d_model")
     assert at.session_state["blk_ff_ratio"] == 4
     slider = next(w for w in at.select_slider if w.key == "blk_ff_ratio")
-    assert slider.label == "Hidden width d_ff = 4 × d_model = 512" and slider.options == [f"{k}×" for k in range(1, 9)]
+    assert slider.label == "Hidden width d_ff = 4 × d_model = 512"
+    assert slider.options == [f"{k}×" for k in range(1, 9)]

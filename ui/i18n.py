@@ -135,9 +135,10 @@ def number(value: float, spec: str = "", lang: str | None = None, *, tex: bool =
 
 
 def power_of_ten(value: float) -> str:
-    """`value` written as a power of ten, 10⁻³ or 3×10⁻⁴: the same in every language. A select_slider's labels
-    must not change with the language: one that meets a label it does not show (the browser's, from before a
-    switch, under fast reruns) silently takes its first option."""
+    """`value` written as a power of ten, 10⁻³ or 3×10⁻⁴: with a whole mantissa (every learning rate the lessons
+    offer), the same in every language. A select_slider's labels must not change with the language: one that
+    meets a label it does not show (the browser's, from before a switch, under fast reruns) silently takes its
+    first option."""
     mantissa, exponent = f"{value:e}".split("e")  # "3.000000e-04"
     power = "10" + str(int(exponent)).translate(_SUPERSCRIPTS)
     return power if float(mantissa) == 1 else f"{float(mantissa):g}×{power}"
