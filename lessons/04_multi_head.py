@@ -97,10 +97,8 @@ def all_heads(R: dict, labels: list[str], head_names: list[str]) -> None:
     facet_heads = chosen[:max(1, FACET_CELLS // (n * n))]
     if len(facet_heads) < len(chosen):
         st.caption(t("mha.facet_capped", shown=len(facet_heads), chosen=len(chosen)))
-    st.altair_chart(charts.facet_heatmaps([R["weights"][k] for k in facet_heads], [head_names[k] for k in facet_heads],
-                                          labels, labels, scale="weights", columns=facet_columns(n),
-                                          text=panels.chart_text()),
-                    width="content")
+    panels.svg_image(charts.facet_svg([R["weights"][k] for k in facet_heads], [head_names[k] for k in facet_heads],
+                                      labels, labels, scale="weights", columns=facet_columns(n)))
     st.markdown(f"##### {t('mha.head_view_title')}")
     top_k = max(1, min(5, MAX_LINES // (len(chosen) * n)))
     st.caption(t("mha.head_view_caption", threshold=THRESHOLD, top_k=top_k))

@@ -1,5 +1,9 @@
-"""Every chart builder of ui.charts at small and at edge-case inputs, shared by the chart and accessibility tests."""
+"""Every chart builder of ui.charts at small and at edge-case inputs, shared by the chart and accessibility tests:
+the Vega-Lite ones (`BUILDER_EXAMPLES`) and the heatmaps drawn as SVG (`SVG_EXAMPLES`, with two readers of
+its SVG that tests/widgets.py's `heatmap_of` leaves out)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -13,15 +17,7 @@ def _weights(h: int, n: int) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
-    "heatmap small": lambda: charts.heatmap(np.eye(3) - 0.5, "abc", "abc", title="T", x_title="x", y_title="y"),
-    "heatmap masked": lambda: charts.heatmap(np.array([[0.9, -np.inf], [np.nan, np.inf]]), "ab", "ab", scale="weights"),
-    "heatmap all masked": lambda: charts.heatmap(np.full((2, 2), -np.inf), "ab", "ab", scale="sequential"),
-    "heatmap 64 x 64": lambda: charts.heatmap(np.arange(4096.0).reshape(64, 64), range(64), range(64)),
-    "heatmap 1 x 40": lambda: charts.heatmap(np.ones((1, 40)), ["only"], range(40), max_width=300),
-    "facet": lambda: charts.facet_heatmaps(list(_weights(16, 8)), [f"h{k}" for k in range(16)], range(8), range(8)),
-    "facet signed": lambda: charts.facet_heatmaps([np.eye(3), -np.eye(3)], ["a", "b"], "abc", "abc",
-                                                  scale="diverging", columns=2, show_values=False),
+BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case inputs
     "bars": lambda: charts.bars([0.25, 0.2, 0.55], ["a", "b", "a"], title="B", label_title="w"),
     "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
     "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
@@ -42,11 +38,6 @@ BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
                                                 x_title="x", y_title="y", circles=(1.0, 0.5), title="P"),
     "growth lines": lambda: charts.growth_lines([2, 4, 8, 16], {"n": [2, 4, 8, 16], "n²": [4, 16, 64, 256]},
                                                 x_title="n", y_title="c", title="G"),
-    "mask": lambda: charts.heatmap(np.tril(np.ones((4, 4))), "abcd", "abcd", scale="mask", title="M"),
-    "additive mask, big": lambda: charts.heatmap(np.triu(np.full((20, 20), -np.inf), 1), range(20), range(20),
-                                                 scale="mask_additive"),
-    "facet masks": lambda: charts.facet_heatmaps([np.eye(3), 1 - np.eye(3)], ["a", "b"], "abc", "abc",
-                                                 scale="mask_blocked", legend_title="m"),
     "attention grid": lambda: charts.attention_grid(_weights(6, 5).reshape(2, 3, 5, 5), ["L1", "L2"],
                                                     ["h1", "h2", "h3"], value_title="w", notes=list("abcdef"),
                                                     title="G"),
@@ -55,3 +46,31 @@ BUILDER_EXAMPLES = {  # every builder, at small and at edge-case inputs
     "run lines": lambda: charts.run_lines([("N = 1", "pre", [0.5, None, 0.9]), ("N = 2", "post", [0.1, 0.2])],
                                           x_title="epoch", y_title="acc", color_title="N", dash_title="norm"),
 }
+
+SVG_EXAMPLES = {  # charts.heatmap_svg and facet_svg at the inputs the Vega heatmaps were checked at
+    "heatmap small": lambda: charts.heatmap_svg(np.eye(3) - 0.5, "abc", "abc", title="T"),
+    "heatmap masked": lambda: charts.heatmap_svg(np.array([[0.9, -np.inf], [np.nan, np.inf]]), "ab", "ab",
+                                                 scale="weights"),
+    "heatmap all masked": lambda: charts.heatmap_svg(np.full((2, 2), -np.inf), "ab", "ab", scale="sequential"),
+    "heatmap 64 x 64": lambda: charts.heatmap_svg(np.arange(4096.0).reshape(64, 64), range(64), range(64)),
+    "heatmap 1 x 40": lambda: charts.heatmap_svg(np.ones((1, 40)), ["only"], range(40), max_width=300),
+    "mask": lambda: charts.heatmap_svg(np.tril(np.ones((4, 4))), "abcd", "abcd", scale="mask", title="M"),
+    "additive mask, big": lambda: charts.heatmap_svg(np.triu(np.full((20, 20), -np.inf), 1), range(20), range(20),
+                                                     scale="mask_additive"),
+    "facet": lambda: charts.facet_svg(list(_weights(16, 8)), [f"h{k}" for k in range(16)], range(8), range(8)),
+    "facet signed": lambda: charts.facet_svg([np.eye(3), -np.eye(3)], ["a", "b"], "abc", "abc", scale="diverging",
+                                             columns=2, show_values=False),
+    "facet masks": lambda: charts.facet_svg([np.eye(3), 1 - np.eye(3)], ["a", "b"], "abc", "abc",
+                                            scale="mask_blocked", legend="m"),
+}
+
+
+def value_texts(svg: str) -> list[tuple[str, str]]:
+    """(colour, text) of the value written in each cell of a heatmap_svg, in matrix order (a cell's text carries
+    only its place and colour; every other text of the SVG its font size too)."""
+    return re.findall(r'<text x="[^"]*" y="[^"]*" fill="(#[0-9A-F]{6})">([^<]*)</text>', svg)
+
+
+def legend_ticks(texts: list[str]) -> list[str]:
+    """A ramp legend's tick labels, high to low: the last three texts of a heatmap_svg."""
+    return texts[-3:]

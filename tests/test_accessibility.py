@@ -18,6 +18,7 @@ Thresholds:
 from __future__ import annotations
 
 import functools
+import html
 import itertools
 import json
 import re
@@ -25,10 +26,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chart_examples import value_texts
 from conftest import start_page
 from streamlit import dataframe_util
+from widgets import heatmaps
 
 from ui import charts
+from ui.charts.palette import RAMP_STEPS, cell_colours, ramp_domain
 from ui.i18n import lookup, t
 from ui.lessons import PAGES
 
@@ -257,9 +261,19 @@ DIVERGING = {"scheme diverging": lambda: scheme_colours(charts._SCHEMES["divergi
 
 
 def test_every_ramp_is_checked():
-    assert set(charts._SCHEMES) == {"weights", "sequential", "diverging"}
+    assert set(charts._SCHEMES) == {"weights", "sequential", "diverging"} == set(charts.SCHEME_STOPS)
     np.testing.assert_array_equal(charts.colour_image(SAMPLES[None, :], (0.0, 1.0))[0],
                                   charts.ramp_image(SAMPLES[None, :], charts.IMAGE_STOPS, (0.0, 1.0))[0])
+
+
+@pytest.mark.parametrize("kind", list(charts.SCHEME_STOPS))
+def test_scheme_stops_reproduce_vegas_schemes(kind):
+    """The SVG heatmaps colour their cells on SCHEME_STOPS: the colours Vega draws for the same scheme (so the
+    checks of the schemes here hold for them), within 3 of 255 in every channel ("viridis" is not linear between
+    its stops; "blues" and "blueorange" are, within rounding)."""
+    ours = charts.ramp_image(SAMPLES[None, :], charts.SCHEME_STOPS[kind], (0.0, 1.0))[0].astype(float)  # (21, 3)
+    vega = np.array(scheme_colours(charts._SCHEMES[kind])) * 255  # (21, 3)
+    assert np.abs(ours - vega).max() <= 3, np.abs(ours - vega).max(axis=1)
 
 
 @pytest.mark.parametrize("vision", VISIONS)
@@ -303,6 +317,21 @@ def test_cell_text_contrasts_with_its_cell():
         colours = [np.array(c) for c in scheme_colours(charts._SCHEMES[kind])]
         worst[kind] = min(contrast(c, white if d else ink) for c, d in zip(colours, dark))
     assert min(worst.values()) >= 4.0, worst
+
+
+@pytest.mark.parametrize("kind", ["weights", "diverging", "scores", "sequential", "mask", "mask_additive"])
+def test_svg_cell_text_is_white_on_dark_cells(kind):
+    """A heatmap drawn as SVG writes its values as the test above checks them: white where charts._dark says the
+    cell is dark, ink elsewhere (a grey −∞ cell too)."""
+    if kind.startswith("mask"):
+        values = np.tril(np.ones((3, 3))) if kind == "mask" else np.triu(np.full((3, 3), -np.inf), 1)
+    else:
+        values = np.linspace(-1.0 if kind in ("diverging", "scores") else 0.0, 1.0, 9).reshape(3, 3)
+        values[0, 1] = -np.inf
+    dark = charts._dark(values.ravel(), kind, ramp_domain(kind, values))
+    assert dark.any() and not dark.all()
+    written = [colour for colour, _ in value_texts(charts.heatmap_svg(values, "abc", "abc", scale=kind).svg)]
+    assert written == ["#FFFFFF" if d else charts.PALETTE["ink"] for d in dark]
 
 
 # ---- (d) every colour of every chart every page draws ----------------------------------------------------
@@ -420,6 +449,33 @@ def test_every_chart_uses_checked_colours(case):
                        for stops in (charts.IMAGE_STOPS, charts.WEIGHT_STOPS)), k
 
 
+# The colours a heatmap drawn as SVG may use: each kind's ramp as cell_colours computes it (every one of its
+# RAMP_STEPS steps), and the fixed ones (masked cells, a mask's two categories, white lines and text, ink text).
+SVG_RAMPS = {kind: set(cell_colours(np.linspace(0.0, 1.0, RAMP_STEPS), kind, (0.0, 1.0)))
+             for kind in charts.SCHEME_STOPS}
+SVG_FIXED = {charts.PALETTE["masked"], charts.PALETTE["ink"], *charts.MASK_COLOURS.values(), "#FFFFFF"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_svg_heatmap_uses_checked_colours(case):
+    """What test_every_chart_uses_checked_colours checks of Vega's charts, for the heatmaps drawn on the server:
+    every colour is a fixed one or of one kind's ramp (its legend drawn whole, from end to end), and the role
+    colours of one heatmap stay apart in every simulation."""
+    at = drawn(*case, "en")
+    for k, heatmap in enumerate(heatmaps(at)):
+        colours = {c.upper() for c in re.findall(r'(?:fill|stroke|stop-color)="([^"]+)"', heatmap.svg)}
+        colours.discard("URL(#RAMP)")  # the legend's gradient, its stops collected here
+        ramp = colours - SVG_FIXED
+        kinds = [kind for kind, allowed in SVG_RAMPS.items() if ramp <= allowed]
+        assert kinds, (k, sorted(ramp - set().union(*SVG_RAMPS.values())) or "colours of two ramps")
+        stops = set(re.findall(r'stop-color="(#[0-9A-F]{6})"', heatmap.svg))
+        assert not stops or any(stops >= {charts.SCHEME_STOPS[kind][0][1], charts.SCHEME_STOPS[kind][-1][1]}
+                                for kind in kinds), (k, stops)
+        together = {c: c for c in colours & ROLE_COLOURS}
+        closest = closest_pairs(together)
+        assert not closest or closest[0][0] >= DISTINCT, (k, [c for c in closest if c[0] < DISTINCT])
+
+
 def test_the_grey_of_removed_tokens_reads_on_white():
     assert contrast(rgb("#6E6E6E"), np.ones(3)) >= 4.5  # WCAG AA for text
 
@@ -434,24 +490,29 @@ def test_every_builder_describes_its_chart():
     """Each builder's description names its kind and title, and says what the data hold (checked against the
     inputs here)."""
     m = np.array([[-0.5, 0.25, 2.0], [1.5, -np.inf, 0.0]])
-    text = charts.heatmap(m, ["a", "b"], ["x", "y", "z"], title="S", x_title="key", y_title="query").to_dict()
+    heat = charts.heatmap_svg(m, ["a", "b"], ["x", "y", "z"], title="S").description
     heading = t("a11y.titled", lang="en", kind=t("a11y.heatmap_kind", lang="en"), title="S")
-    assert text["description"].startswith(heading + ": ")
-    for part in ("2 × 3", "a, b", "x, y, z", "(query)", "(key)", f"{-0.5:.2f}", f"{2.0:.2f}", "1 cells"):
-        assert part in text["description"], part
+    assert heat.startswith(heading + ": ")
+    for part in ("2 × 3", "a, b", "x, y, z", f"{-0.5:.2f}", f"{2.0:.2f}", "1 cells"):
+        assert part in heat, part
     bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()["description"]
     assert bars.endswith("w: p = 0.25, q = 0.75")
     many = charts.bars(np.arange(20.0), range(20), domain=None).to_dict()["description"]
     assert "11 = 11.00" in many and "12 = " not in many and many.endswith("…")
-    facet = charts.facet_heatmaps([np.eye(2), 0.5 * np.eye(2)], ["h1", "h2"], "ab", "ab").to_dict()["description"]
+    facet = charts.facet_svg([np.eye(2), 0.5 * np.eye(2)], ["h1", "h2"], "ab", "ab").description
     assert "2" in facet and "h1, h2" in facet and "2 × 2" in facet and "0.00" in facet and "1.00" in facet
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0, d1): q = (1.00, -0.50)")
-    from chart_examples import BUILDER_EXAMPLES
+    from chart_examples import BUILDER_EXAMPLES, SVG_EXAMPLES
 
     for name, build in BUILDER_EXAMPLES.items():
         description = build().to_dict()["description"]
         assert any(description.startswith(t(f"a11y.{kind}", lang="en")) for kind in KINDS), name
+    for name, build in SVG_EXAMPLES.items():
+        chart = build()
+        kind = "a11y.facet_kind" if name.startswith("facet") else "a11y.heatmap_kind"
+        assert chart.description.startswith(t(kind, lang="en")), name
+        assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name  # where the SVG is opened
 
 
 def spoken(description: str, lang: str) -> bool:
@@ -473,12 +534,29 @@ def test_every_chart_on_every_page_has_a_description_in_its_language(case, lang)
         assert len(description) < 1200, (k, len(description))  # a summary, not a dump
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_svg_heatmap_on_every_page_has_a_description_in_its_language(case, lang):
+    """The img's alt of every heatmap drawn on the server (and the SVG's own title, read where it is opened)."""
+    at = drawn(*case, lang)
+    for k, heatmap in enumerate(heatmaps(at)):
+        description = heatmap.description
+        assert description.strip(), (k, heatmap.svg[:300])
+        assert spoken(description, lang), (k, description)
+        assert len(description) < 1200, (k, len(description))
+        assert f"<title>{html.escape(description)}</title>" in heatmap.svg, k
+
+
 def test_named_puts_a_title_in_the_description():
-    chart = charts.heatmap(np.eye(2), "ab", "ab", text=charts.ChartText("r", "c", "v"))
-    untitled = chart.description
+    chart = charts.bars([0.5, 0.5], "ab", value_title="v")
+    untitled, kind = chart.description, t("a11y.bars_kind", lang="en")
     assert charts.named(chart, "S = X Xᵀ") is chart
-    heading = t("a11y.titled", lang="en", kind=t("a11y.heatmap_kind", lang="en"), title="S = X Xᵀ")
-    assert chart.to_dict()["description"] == heading + untitled[len(t("a11y.heatmap_kind", lang="en")):]
+    heading = t("a11y.titled", lang="en", kind=kind, title="S = X Xᵀ")
+    assert chart.to_dict()["description"] == heading + untitled[len(kind):]
+    # a heatmap drawn as SVG takes its title as an argument, and says it the same way
+    untitled, kind = charts.heatmap_svg(np.eye(2), "ab", "ab").description, t("a11y.heatmap_kind", lang="en")
+    heading = t("a11y.titled", lang="en", kind=kind, title="S = X Xᵀ")
+    assert charts.heatmap_svg(np.eye(2), "ab", "ab", title="S = X Xᵀ").description == heading + untitled[len(kind):]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -504,5 +582,5 @@ def test_a_page_with_charts_shows_their_numbers(case):
     """With "show the numbers" on, a page that draws charts also shows tables (the text alternative of a chart
     is its numbers)."""
     at = drawn(*case, "en")
-    if at.get("vega_lite_chart"):
+    if at.get("vega_lite_chart") or heatmaps(at):
         assert number_tables(at) >= 1, case

@@ -1,15 +1,20 @@
-"""Chart builders: valid Vega-Lite, the agreed colour scales, value text only when small, -inf handled."""
+"""Chart builders: valid Vega-Lite (and well-formed SVG), the agreed colour scales, value text only when small,
+-inf handled."""
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
-from chart_examples import BUILDER_EXAMPLES, WORDS
+from chart_examples import BUILDER_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks, value_texts
+from widgets import Heatmap, heatmap_of
 
 from ui import charts
+from ui.charts.palette import SCHEME_STOPS, ramp_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,79 +35,82 @@ def dataset(spec: dict) -> list[dict]:
     return rows
 
 
-def has_text(spec: dict) -> bool:
-    return any(l["mark"]["type"] == "text" for l in layers(spec))
-
-
-def font_sizes(node) -> list[float]:
-    if isinstance(node, dict):
-        own = [v for k, v in node.items() if k.lower().endswith("fontsize") and isinstance(v, (int, float))]
-        return own + [s for v in node.values() for s in font_sizes(v)]
-    if isinstance(node, list):
-        return [s for v in node for s in font_sizes(v)]
-    return []
+def drawn(chart: charts.SvgChart) -> Heatmap:
+    return heatmap_of(chart.svg, chart.description)
 
 
 def test_diverging_scale_is_symmetric_around_zero():
     m = np.array([[-2.0, 0.5], [1.0, 0.25]])
-    scale = color_scale(charts.heatmap(m, ["a", "b"], ["c", "d"], scale="diverging").to_dict())
-    assert scale["domain"] == [-2.0, 2.0] and scale["domainMid"] == 0.0
-    scale = color_scale(charts.heatmap(m * -3, ["a", "b"], ["c", "d"], scale="diverging").to_dict())
-    assert scale["domain"] == [-6.0, 6.0]
+    assert ramp_domain("diverging", m) == (-2.0, 2.0) and ramp_domain("diverging", m * -3) == (-6.0, 6.0)
+    low, mid, high = (c for _, c in SCHEME_STOPS["diverging"][::5])  # the ramp's ends and its middle
+    h = drawn(charts.heatmap_svg(m, ["a", "b"], ["c", "d"], scale="diverging"))
+    assert legend_ticks(h.texts) == ["2.00", "0.00", "-2.00"] and h.fills[0] == low
+    h = drawn(charts.heatmap_svg(m * -3, ["a", "b"], ["c", "d"], scale="diverging"))
+    assert legend_ticks(h.texts) == ["6.00", "0.00", "-6.00"] and h.fills[0] == high
+    assert drawn(charts.heatmap_svg(np.array([[0.0, 1.0]]), "a", "cd")).fills[0] == mid  # 0 in the middle
 
 
 def test_weights_scale_is_fixed_from_0_to_1():
     a = np.full((3, 3), 1 / 3)
-    assert color_scale(charts.heatmap(a, "abc", "abc", scale="weights").to_dict())["domain"] == [0.0, 1.0]
+    assert ramp_domain("weights", a) == (0.0, 1.0)
+    h = drawn(charts.heatmap_svg(a, "abc", "abc", scale="weights"))
+    assert legend_ticks(h.texts) == ["1.00", "0.50", "0.00"]
+    spread = drawn(charts.heatmap_svg(np.array([[1 / 3, 0.0, 1.0]]), "a", "abc", scale="weights"))
+    assert set(h.fills) == {spread.fills[0]}  # 1/3 is the same colour whatever else the matrix holds
+    assert spread.fills[1:] == [SCHEME_STOPS["weights"][0][1], SCHEME_STOPS["weights"][-1][1]]
 
 
 def test_sequential_scale_follows_the_data():
     m = np.array([[1.0, 2.0], [3.0, 5.0]])
-    assert color_scale(charts.heatmap(m, "ab", "cd", scale="sequential").to_dict())["domain"] == [1.0, 5.0]
+    assert ramp_domain("sequential", m) == (1.0, 5.0)
+    h = drawn(charts.heatmap_svg(m, "ab", "cd", scale="sequential"))
+    assert legend_ticks(h.texts) == ["5.00", "3.00", "1.00"]
+    assert (h.fills[0], h.fills[-1]) == (SCHEME_STOPS["sequential"][0][1], SCHEME_STOPS["sequential"][-1][1])
     assert charts.auto_scale(m) == "sequential" and charts.auto_scale(-m) == "diverging"
 
 
 @pytest.mark.parametrize("n, text", [(1, True), (5, True), (12, True), (13, False), (64, False)])
 def test_value_text_only_for_small_matrices(n, text):
-    spec = charts.heatmap(np.arange(n * n, dtype=float).reshape(n, n), range(n), range(n)).to_dict()
-    assert has_text(spec) is text
-    assert min(font_sizes(spec)) >= 12  # readable on a projector
+    svg = charts.heatmap_svg(np.arange(n * n, dtype=float).reshape(n, n), range(n), range(n)).svg
+    assert len(value_texts(svg)) == (n * n if text else 0)
+    assert min(float(size) for size in re.findall(r'font-size="([\d.]+)"', svg)) >= 12  # readable on a projector
 
 
-def test_rows_top_to_bottom_in_matrix_order_and_tooltips():
-    spec = charts.heatmap(np.eye(5), WORDS, WORDS, text=charts.ChartText("fila", "columna", "peso")).to_dict()
-    rect = layers(spec)[1]
-    assert rect["encoding"]["y"]["sort"] == WORDS and rect["encoding"]["x"]["sort"] == WORDS
-    assert [t["title"] for t in rect["encoding"]["tooltip"]] == ["fila", "columna", "peso"]
-    cells = dataset(spec)
-    assert len(cells) == 25 and cells[1] == {**cells[1], "row": "time", "col": "flies", "exact": "0.0000"}
+def test_rows_top_to_bottom_in_matrix_order_and_cell_titles():
+    h = drawn(charts.heatmap_svg(np.eye(5), WORDS, WORDS))
+    assert h.texts[:5] == WORDS and h.texts[5:10] == WORDS  # column labels on top, then row labels on the left
+    rows = [float(y) for y in re.findall(r'<text x="[^"]*" y="([^"]*)"[^>]*text-anchor="end"', h.svg)]
+    assert rows == sorted(rows) and len(rows) == 5  # top to bottom
+    assert len(h.cells) == 25 and h.cells[1] == ("time", "flies", "0.0000")  # each cell's <title>: row, column: value
+    assert [row for row, _, _ in h.cells[:5]] == ["time"] * 5 and [col for _, col, _ in h.cells[:5]] == WORDS
 
 
 def test_minus_infinity_is_drawn_grey_and_says_minus_inf():
     m = np.array([[0.9, -np.inf], [0.6, 0.8]])
-    chart = charts.heatmap(m, ["I", "love"], ["I", "love"], scale="diverging")
-    spec = chart.to_dict()
-    masked = next(c for c in dataset(spec) if c["col"] == "love" and c["row"] == "I")
-    assert masked["value"] is None and masked["finite"] is False and masked["exact"] == "-inf"
-    assert masked["text"] == "−∞"
-    grey = layers(spec)[0]
-    assert grey["mark"]["color"] == charts.PALETTE["masked"] and grey["transform"] == [{"filter": "!datum.finite"}]
-    assert color_scale(spec)["domain"] == [-0.9, 0.9]  # -inf does not stretch the scale
-    import vl_convert
-    assert "<svg" in vl_convert.vegalite_to_svg(spec)  # and Vega renders it
+    chart = charts.heatmap_svg(m, ["I", "love"], ["I", "love"], scale="diverging")
+    h = drawn(chart)
+    assert h.cells[1] == ("I", "love", "-inf") and h.matrix[0, 1] == -np.inf
+    assert h.fills[1] == charts.PALETTE["masked"] and charts.PALETTE["masked"] not in h.fills[:1] + h.fills[2:]
+    assert value_texts(chart.svg)[1][1] == "−∞"
+    assert ramp_domain("diverging", m) == (-0.9, 0.9) and legend_ticks(h.texts)[0] == "0.90"  # not stretched by -inf
+    assert ET.fromstring(chart.svg).tag.endswith("svg")  # well-formed: a browser draws it
 
 
 def test_all_masked_matrix_does_not_crash():
-    spec = charts.heatmap(np.full((2, 2), -np.inf), "ab", "ab", scale="diverging").to_dict()
-    assert color_scale(spec)["domain"] == [-1.0, 1.0]
+    h = drawn(charts.heatmap_svg(np.full((2, 2), -np.inf), "ab", "ab", scale="diverging"))
+    assert set(h.fills) == {charts.PALETTE["masked"]} and legend_ticks(h.texts) == ["1.00", "0.00", "-1.00"]
 
 
 def test_small_multiples_share_one_scale_in_panel_order():
     heads = [np.eye(3) * 0.5, np.full((3, 3), -2.0)]
-    spec = charts.facet_heatmaps(heads, ["head 2", "head 1"], "abc", "abc", scale="diverging").to_dict()
-    assert spec["facet"]["sort"] == ["head 2", "head 1"] and spec["columns"] == 4
-    assert color_scale(spec)["domain"] == [-2.0, 2.0]
-    assert {c["panel"] for c in dataset(spec)} == {"head 1", "head 2"} and len(dataset(spec)) == 18
+    h = drawn(charts.facet_svg(heads, ["head 2", "head 1"], "abc", "abc", scale="diverging"))
+    assert h.panels == ["head 2", "head 1"] and len(h.fills) == 18
+    np.testing.assert_array_equal(h.matrix, np.vstack(heads))
+    assert legend_ticks(h.texts) == ["2.00", "0.00", "-2.00"]  # one legend, over both panels' values
+    assert h.fills[0] == charts.palette.cell_colours([0.5], "diverging", (-2.0, 2.0))[0]
+    five = drawn(charts.facet_svg([np.eye(2)] * 5, list("abcde"), "xy", "xy", columns=2))
+    rows = sorted({float(y) for y in re.findall(r'<text x="[^"]*" y="([^"]*)"[^>]*class="panel"', five.svg)})
+    assert len(rows) == 3  # five panels, two to a row
 
 
 def test_bars_keep_order_and_the_weights_domain():
@@ -129,8 +137,11 @@ def test_lines_and_palette():
 
 def test_labels_are_made_unique_and_shapes_checked():
     assert charts.unique_labels(["a", "b", "a", 1]) == ["a", "b", "a (2)", "1"]
+    h = drawn(charts.heatmap_svg(np.eye(2), ["a", "a"], [1, 1]))
+    assert [cell[:2] for cell in h.cells] == [("a", "1"), ("a", "1 (2)"), ("a (2)", "1"), ("a (2)", "1 (2)")]
+    assert h.texts[:4] == ["1", "1 (2)", "a", "a (2)"]
     with pytest.raises(ValueError):
-        charts.heatmap(np.zeros((2, 3)), "ab", "ab")
+        charts.heatmap_svg(np.zeros((2, 3)), "ab", "ab")
 
 
 # ---- validation: skipped when drawing, checked here ------------------------------------------------------
@@ -143,10 +154,25 @@ def test_every_builder_makes_valid_vega_lite(name):
     assert chart.to_dict() == validated  # the unvalidated path gives the same spec
 
 
+@pytest.mark.parametrize("name", list(SVG_EXAMPLES))
+def test_every_svg_heatmap_is_well_formed(name):
+    """The SVG parses as XML (an image the browser cannot parse shows nothing), its size is the one the page is
+    told, and it has a cell for every entry (a tooltip too where cells are 12 px or more) and its text alternative
+    as its title."""
+    chart = SVG_EXAMPLES[name]()
+    root = ET.fromstring(chart.svg)
+    assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
+    h = drawn(chart)
+    assert h.matrix.size == len(h.fills) > 0 and len(h.cells) in (0, len(h.fills))
+    side = min(int(w) for w in re.findall(r'<rect x="[^"]+" y="[^"]+" width="(\d+)"', chart.svg))
+    assert bool(h.cells) == (side >= 12), side
+    assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
+
+
 def test_drawing_skips_validation_but_tests_can_ask_for_it():
     from altair.utils.schemapi import SchemaValidationError
 
-    chart = charts.heatmap(np.eye(2), "ab", "ab")
+    chart = charts.bars([0.5, 0.5], "ab")
     chart.width = "wide"  # not a valid width; set directly, as .properties() would refuse it
     assert chart.to_dict()["width"] == "wide"  # what st.altair_chart calls: no schema check
     with pytest.raises(SchemaValidationError):
@@ -195,11 +221,10 @@ def test_every_chart_a_page_draws_is_valid_vega_lite(page):
         alt.Root.validate(spec)  # raises jsonschema.ValidationError
 
 
-def test_cell_text_is_sent_only_when_written():
-    small = dataset(charts.heatmap(np.eye(3), "abc", "abc").to_dict())
-    big = dataset(charts.heatmap(np.eye(20), range(20), range(20)).to_dict())
-    assert {"text", "dark"} <= set(small[0]) and not {"text", "dark"} & set(big[0])
-    assert {"row", "col", "i", "j", "value", "finite", "exact"} <= set(big[0])
+def test_small_multiples_write_values_up_to_8_x_8():
+    small = charts.facet_svg([np.eye(8)], ["h"], range(8), range(8))
+    big = charts.facet_svg([np.eye(9)], ["h"], range(9), range(9))
+    assert len(value_texts(small.svg)) == 64 and not value_texts(big.svg)
 
 
 def test_layer_builds_the_same_spec_as_altair_with_or_without_anything_to_lift():

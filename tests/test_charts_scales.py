@@ -7,9 +7,12 @@ import re
 
 import numpy as np
 import pytest
+from chart_examples import legend_ticks, value_texts
+from widgets import Heatmap, heatmap_of
 
 from ui import charts
 from ui.charts import numbers
+from ui.charts.palette import ramp_domain
 from ui.i18n import t
 
 CAUSAL = np.tril(np.ones((3, 3)))  # 1 = keep (core's convention)
@@ -19,8 +22,8 @@ def spec_layers(spec: dict) -> list[dict]:
     return spec.get("layer") or spec["spec"]["layer"]
 
 
-def cells(spec: dict) -> list[dict]:
-    return next(rows for rows in spec["datasets"].values() if rows and "row" in rows[0])
+def drawn(chart: charts.SvgChart) -> Heatmap:
+    return heatmap_of(chart.svg, chart.description)
 
 
 def colour_encodings(spec: dict) -> list[dict]:
@@ -48,19 +51,16 @@ def legend_title(encoding: dict) -> str:
 def test_a_legend_is_titled_by_its_scale_kind_never_value(kind, key):
     generic = [None, "value", t("chart.value", lang="en"), t("chart.value", lang="es")]
     for value in generic:
-        spec = charts.heatmap(CAUSAL, "abc", "abc", scale=kind, text=charts.ChartText("r", "c", value)).to_dict()
-        (color,) = colour_encodings(spec)
-        assert legend_title(color) == t(key, lang="en") != t("chart.value", lang="en")
-        assert spec_layers(spec)[-1]["encoding"]["tooltip"][2]["title"] == legend_title(color)
-    given = charts.heatmap(CAUSAL, "abc", "abc", scale=kind, legend_title="score").to_dict()
-    assert legend_title(colour_encodings(given)[0]) == "score"
+        h = drawn(charts.heatmap_svg(CAUSAL, "abc", "abc", scale=kind, legend=value))
+        assert h.legend == t(key, lang="en") != t("chart.value", lang="en")
+        assert f"colour: {h.legend}" in h.description  # what the colour shows, said as the legend says it
+    assert drawn(charts.heatmap_svg(CAUSAL, "abc", "abc", scale=kind, legend="score")).legend == "score"
 
 
 def test_every_builder_with_a_colour_ramp_titles_it_by_what_it_shows():
-    facet = charts.facet_heatmaps([CAUSAL / 3, CAUSAL / 2], ["h1", "h2"], "abc", "abc").to_dict()
-    assert legend_title(colour_encodings(facet)[0]) == t("chart.weight_legend", lang="en")
-    titled = charts.facet_heatmaps([CAUSAL], ["h1"], "abc", "abc", legend_title="w").to_dict()
-    assert legend_title(colour_encodings(titled)[0]) == "w"
+    facet = drawn(charts.facet_svg([CAUSAL / 3, CAUSAL / 2], ["h1", "h2"], "abc", "abc"))
+    assert facet.legend == t("chart.weight_legend", lang="en")
+    assert drawn(charts.facet_svg([CAUSAL], ["h1"], "abc", "abc", legend="w")).legend == "w"
     image = charts.image_heatmap(np.eye(3) - 0.5, x_title="x", y_title="y", value_title="value").to_dict()
     assert legend_title(colour_encodings(image)[0]) == t("chart.signed_legend", lang="en")
     grid = charts.attention_grid(np.full((1, 2, 3, 3), 1 / 3), ["L1"], ["h1", "h2"], value_title="value").to_dict()
@@ -71,15 +71,17 @@ def test_every_builder_with_a_colour_ramp_titles_it_by_what_it_shows():
 
 
 def test_scores_are_drawn_like_signed_values_and_titled_score(spanish):
-    """S, S/√d_k and masked scores (−∞ where blocked): the signed ramp centred at 0, grey −∞, legend "Puntuación"."""
+    """S, S/√d_k and masked scores (−∞ where blocked): the signed ramp centred at 0, grey −∞, legend
+    "Puntuación"."""
     scores = np.array([[2.5, -np.inf, -np.inf], [0.4, -1.0, -np.inf], [-3.0, 0.0, 1.2]])
-    drawn = {kind: charts.heatmap(scores, "abc", "abc", scale=kind).to_dict() for kind in ("scores", "diverging")}
-    (score_colour,), (signed_colour,) = (colour_encodings(drawn[k]) for k in ("scores", "diverging"))
-    assert score_colour["scale"] == signed_colour["scale"]
-    assert score_colour["scale"]["domain"] == [-3.0, 3.0] and score_colour["scale"]["domainMid"] == 0.0
-    assert [c["dark"] for c in cells(drawn["scores"])] == [c["dark"] for c in cells(drawn["diverging"])]
-    assert legend_title(score_colour) == "Puntuación" == t("chart.score_legend", lang="es")
-    assert legend_title(signed_colour) == t("chart.signed_legend", lang="es")
+    svgs = {kind: charts.heatmap_svg(scores, "abc", "abc", scale=kind) for kind in ("scores", "diverging")}
+    score, signed = (drawn(svgs[k]) for k in ("scores", "diverging"))
+    assert score.fills == signed.fills and score.fills[1] == charts.PALETTE["masked"]
+    assert ramp_domain("scores", scores) == ramp_domain("diverging", scores) == (-3.0, 3.0)
+    assert legend_ticks(score.texts) == legend_ticks(signed.texts) == ["3,00", "0,00", "-3,00"]
+    assert value_texts(svgs["scores"].svg) == value_texts(svgs["diverging"].svg)  # the same white text
+    assert score.legend == "Puntuación" == t("chart.score_legend", lang="es")
+    assert signed.legend == t("chart.signed_legend", lang="es")
     assert charts.legend_title("scores") == "Puntuación" and charts.legend_title("scores", "S/√d_k") == "S/√d_k"
 
 # ---- masks: two categories, whatever the convention ---------------------------------------------------------
@@ -94,19 +96,20 @@ CONVENTIONS = {  # the same causal mask written three ways: kind -> matrix
 @pytest.mark.parametrize("kind", list(CONVENTIONS))
 def test_a_mask_is_two_categories_kept_and_blocked(kind):
     matrix = CONVENTIONS[kind]
-    spec = charts.heatmap(matrix, "abc", "abc", scale=kind).to_dict()
-    (color,) = colour_encodings(spec)
+    chart = charts.heatmap_svg(matrix, "abc", "abc", scale=kind)
+    h = drawn(chart)
     kept, blocked = t("chart.kept", lang="en"), t("chart.blocked", lang="en")
-    assert color["field"] == "category" and color["type"] == "nominal"  # not a 0..1 ramp
-    assert color["scale"] == {"domain": [kept, blocked], "range": [charts.PALETTE["query"], charts.PALETTE["masked"]]}
-    assert all(layer["mark"]["type"] != "rect" or "transform" not in layer for layer in spec_layers(spec))
-    got = np.array([c["category"] == kept for c in cells(spec)]).reshape(3, 3)
+    assert "linearGradient" not in chart.svg and h.texts[-2:] == [kept, blocked]  # not a ramp: two categories
+    swatches = re.findall(r'<rect [^>]*width="12" height="12" fill="(#[0-9A-F]{6})"/>', chart.svg)
+    assert swatches == [charts.PALETTE["query"], charts.PALETTE["masked"]]  # the legend, in that order
+    assert set(h.fills) == {charts.PALETTE["query"], charts.PALETTE["masked"]}
+    got = np.array([fill == charts.PALETTE["query"] for fill in h.fills]).reshape(3, 3)
     np.testing.assert_array_equal(got, CAUSAL == 1)  # the same cells kept in every convention
-    texts = [c["text"] for c in cells(spec)]
-    assert set(texts) <= {"0", "1", "−∞"}  # written as the convention writes it
-    assert {c["dark"] for c in cells(spec) if c["category"] == kept} == {True}  # white text on the blue
-    assert "6 cells kept and 3 blocked" in spec["description"]
-    assert charts.heatmap(matrix, "abc", "abc", scale=kind).to_dict(validate=True)
+    assert [cell[2].endswith(f"({kept})") for cell in h.cells] == got.ravel().tolist()
+    texts = value_texts(chart.svg)
+    assert {text for _, text in texts} <= {"0", "1", "−∞"}  # written as the convention writes it
+    assert [colour == "#FFFFFF" for colour, _ in texts] == got.ravel().tolist()  # white text on the blue
+    assert "6 cells kept and 3 blocked" in chart.description
 
 
 def test_mask_colours_are_apart_and_their_text_readable():
@@ -164,11 +167,23 @@ def test_every_builder_carries_its_number_locale(spanish):
         assert "locale" not in json.dumps({k: v for k, v in spec.items() if k != "config"}), name  # top level only
 
 
+def test_every_svg_heatmap_writes_its_numbers_in_the_language(spanish):
+    """An SVG carries no locale: its numbers are written in Python, each with the session's decimal comma."""
+    from chart_examples import SVG_EXAMPLES
+
+    for name, build in SVG_EXAMPLES.items():
+        h = drawn(build())
+        english = [text for text in h.texts + [exact for *_, exact in h.cells] if re.fullmatch(r"-?\d+\.\d+", text)]
+        assert not english, (name, english)
+        assert not re.search(r"\d\.\d\d\b", h.description), name
+
+
 def test_spanish_cells_tooltips_and_descriptions_write_a_decimal_comma(spanish):
-    spec = charts.heatmap(np.array([[0.5, -1.25], [2.0, -np.inf]]), "ab", "ab", scale="diverging").to_dict()
-    assert [c["text"] for c in cells(spec)] == ["0,50", "-1,25", "2,00", "−∞"]
-    assert [c["exact"] for c in cells(spec)] == ["0,5000", "-1,2500", "2,0000", "-inf"]
-    assert "de -1,25 a 2,00" in spec["description"]
+    chart = charts.heatmap_svg(np.array([[0.5, -1.25], [2.0, -np.inf]]), "ab", "ab", scale="diverging")
+    assert [text for _, text in value_texts(chart.svg)] == ["0,50", "-1,25", "2,00", "−∞"]
+    assert [exact for *_, exact in drawn(chart).cells] == ["0,5000", "-1,2500", "2,0000", "-inf"]
+    assert legend_ticks(drawn(chart).texts) == ["2,00", "0,00", "-2,00"]
+    assert "de -1,25 a 2,00" in chart.description
     bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()
     assert bars["description"].endswith("w: p = 0,25; q = 0,75")
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
@@ -200,18 +215,13 @@ def test_a_spanish_session_draws_every_chart_with_a_decimal_comma():
 def test_the_lessons_score_matrices_are_drawn_as_scores():
     """S = Q Kᵀ (scaled, masked) in lessons 2 and 4 carries the "scores" kind: its legend says "Score"."""
     from conftest import ROOT, start_page
-
-    def legends(spec: dict) -> list[str]:
-        found = [layer["encoding"]["color"]["legend"]["title"] for layer in spec.get("layer", [])
-                 if "legend" in layer.get("encoding", {}).get("color", {})]
-        return [" ".join(x) if isinstance(x, list) else x for x in found]
+    from widgets import heatmaps
 
     for lesson, titles, part in (
             ("lessons/02_attention.py", ("qkv.S_title", "qkv.S_scaled_title"), {"qkv_part": "scores"}),
             ("lessons/04_multi_head.py", ("mha.scores_title",), {"mha_part": "inside"})):  # the parts that have them
         at = start_page(ROOT / "app.py", lesson=lesson, numbers=False, state=part)
-        specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
-        scored = [s for s in specs if t("chart.score_legend", lang="en") in legends(s)]
+        scored = [h for h in heatmaps(at) if h.legend == t("chart.score_legend", lang="en")]
         assert len(scored) >= len(titles), lesson
 
 

@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 from conftest import lesson_opener, widget
-from widgets import has_table, table
+from widgets import has_table, heatmaps, table
 
 from ui.i18n import t
 
@@ -40,16 +39,8 @@ def assert_clean(at: AppTest) -> None:
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
-    """Every heatmap's matrix, rebuilt from the Arrow dataset Streamlit sends to the browser."""
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            df = dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
-            if {"i", "j", "value"} <= set(df.columns):
-                m = np.full((df.i.max() + 1, df.j.max() + 1), np.nan)
-                m[df.i, df.j] = df.value.astype(float)
-                out.append(m)
-    return out
+    """Every matrix panel's matrix, as computed (the values its SVG carries, ui/charts/svg.py)."""
+    return [h.matrix for h in heatmaps(at)]
 
 
 def reference(words: list[str], d_model: int = 64, heads: int = 4, seed: int = 0, causal: bool = False,

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 import core
@@ -21,7 +20,7 @@ from core.masks import causal_mask, decoder_mask, global_local_mask, sliding_win
 from ui import charts
 from ui.i18n import number, t
 from conftest import lesson_opener, widget
-from widgets import table
+from widgets import heatmaps, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -87,15 +86,8 @@ def steps(at: AppTest, key: str) -> list[np.ndarray]:
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            df = dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
-            if {"i", "j", "value", "finite"} <= set(df.columns):
-                m = np.full((df.i.max() + 1, df.j.max() + 1), np.nan)
-                m[df.i, df.j] = np.where(df.finite, df.value.astype(float), -np.inf)
-                out.append(m)
-    return out
+    """Every matrix panel's matrix, as computed (the values its SVG carries, ui/charts/svg.py)."""
+    return [h.matrix for h in heatmaps(at)]
 
 
 def assert_clean(at: AppTest) -> None:

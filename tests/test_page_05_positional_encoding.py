@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 from ui import charts
 from ui.i18n import t
 from conftest import lesson_opener, widget
-from widgets import has_table, table
+from widgets import has_table, heatmaps, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -104,7 +104,7 @@ def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
     for part in PARTS:
         open_part(at, part)
         seen["frames"].update(frames(at))
-        seen["charts"] += len(at.get("vega_lite_chart"))
+        seen["charts"] += len(at.get("vega_lite_chart")) + len(heatmaps(at))
         seen["header"] += [h.value for h in at.header]
         for kind in ("warning", "info", "caption", "success", "metric", "table"):
             seen[kind] += [e.value for e in getattr(at, kind)]
@@ -132,7 +132,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("pe.title", lang=lang)
     assert at.session_state["pe_part"] == "order" and [h.value for h in at.header] == [t("pe.order_header", lang=lang)]
-    assert len(at.get("vega_lite_chart")) == 4  # one part at a time: the first one's four panels
+    assert len(at.get("vega_lite_chart")) + len(heatmaps(at)) == 4  # one part at a time: the first one's four panels
     seen = walk(at, lang)
     assert not seen["warning"]
     assert seen["success"] == [t("pe.learned_fits", lang=lang, n=5, L=16)]

@@ -18,7 +18,7 @@ import core
 from core.lab.analysis import toy_embeddings
 from ui.i18n import number as written, t
 from conftest import lesson_opener, widget
-from widgets import table
+from widgets import heatmaps, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -293,7 +293,8 @@ def test_wide_stages_are_pictures_that_name_their_rows_and_keep_their_numbers(la
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")][1:]  # after the activation curves
     marks = [[layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in s["layer"]]
              for s in specs]
-    assert [("image" in m) for m in marks] == [False, True, True, False]  # X, X W1 + b1, φ(.), FFN(X)
+    assert [("image" in m) for m in marks] == [True, True]  # X W1 + b1, φ(.): pictures in Vega charts
+    assert [h.matrix.shape for h in heatmaps(at)] == [(len(WORDS), 64)] * 2  # X, FFN(X): labelled heatmaps
     want = reference_ffn(WORDS, 64, 256, "relu", 0)
     assert [w.size > PICTURE_CELLS for w in want] == [False, True, True, False]
     rows = t("blocks.picture_rows", lang, rows=", ".join(WORDS))

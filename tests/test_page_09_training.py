@@ -9,6 +9,7 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -20,7 +21,7 @@ from ui import models
 from ui.i18n import lookup, md_escape, number, t
 from ui.training import EVAL_EXAMPLES, Run
 from conftest import lesson_opener, widget
-from widgets import table
+from widgets import heatmaps, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -187,8 +188,6 @@ def test_attention_maps_of_the_trained_model(lang, kind):
     at = start(lang=lang, train_task="parser", train_kind=kind, train_part="attention")  # the attention tool
     button(at, "train.pretrained").click().run()
     assert_clean(at)
-    charts = at.get("vega_lite_chart")
-    assert charts, "no charts"
     shipped = models.shipped("parser")
     text = at.text_input[0].value
     src = shipped.task.encode_source(text)
@@ -199,19 +198,10 @@ def test_attention_maps_of_the_trained_model(lang, kind):
     name = {"encoder": "encoder.layers.0.self_attn", "decoder": "decoder.layers.0.self_attn",
             "cross": "decoder.layers.0.cross_attn"}[kind]
     expected = cache[f"{name}.hook_weights"][0]  # (h, n_q, n_k)
-    facets = [c for c in charts if '"facet"' in c.proto.spec]
-    assert facets
-    import json
-    spec = json.loads(facets[0].proto.spec)
-    values = [v for d in facets[0].proto.datasets for v in _values(d)]
-    assert len(values) == expected.numel() and spec
-    assert sorted(values) == pytest.approx(sorted(expected.flatten().tolist()), abs=1e-6)
-
-
-def _values(dataset) -> list[float]:
-    import pyarrow as pa
-    table = pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
-    return table["value"].tolist()
+    facets = [h for h in heatmaps(at) if h.panels]
+    assert len(facets) == 1 and facets[0].panels == [t("train.head_n", lang, h=k + 1) for k in range(len(expected))]
+    shown = np.stack(list(facets[0].panel_matrices().values()))  # (h, n_q, n_k), head by head
+    np.testing.assert_allclose(shown, expected.numpy(), atol=1e-6)
 
 
 def test_language_change_and_page_switch_mid_training_lose_nothing():
@@ -405,7 +395,7 @@ def test_inspection_tools_are_drawn_one_at_a_time(lang):
         assert_clean(at)
         shown = [m.value for m in at.markdown if m.value.startswith("#### ")]
         assert shown == [f"#### {t(header, lang)}"], part
-        facets = [c for c in at.get("vega_lite_chart") if '"facet"' in c.proto.spec]
+        facets = [h for h in heatmaps(at) if h.panels]
         assert bool(facets) == (part == "attention"), part
         assert (len(at.text_input) == 1) == (part in ("try", "attention")), part
         if part == "vocab":

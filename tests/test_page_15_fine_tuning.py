@@ -15,6 +15,7 @@ import altair as alt
 import pytest
 import torch
 from conftest import start_page
+from widgets import heatmaps
 import widgets
 from streamlit.testing.v1 import AppTest
 
@@ -91,15 +92,15 @@ def test_start_trains_the_three_runs_stop_pauses_and_the_verdict_says_their_numb
                                                                   - finals["random"]))) in verdict
     assert [s.value for s in at.subheader if s.value == t("ft.heads_header", lang="en")]  # the analysis is shown
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    assert len(specs) >= 4  # accuracy, head changes, PCA before and after
+    assert len(specs) >= 3 and len(heatmaps(at)) >= 1  # accuracy, PCA before and after; head changes
     for spec in specs:  # what Streamlit sends is valid Vega-Lite and says what it shows
         alt.Root.validate(spec)
         assert spec["description"].strip() and spec["config"]["locale"]["number"]["decimal"] == "."
-    shown = [c.proto.spec for c in at.get("vega_lite_chart")]
+    shown = [c.proto.spec for c in at.get("vega_lite_chart")] + [h.svg for h in heatmaps(at)]
     sentence = next(w for w in at.selectbox if w.label == t("ft.sentence", lang="en"))
     sentence.select(5).run()  # another held-out sentence: other head changes
     assert_clean(at)
-    assert [c.proto.spec for c in at.get("vega_lite_chart")] != shown
+    assert [c.proto.spec for c in at.get("vega_lite_chart")] + [h.svg for h in heatmaps(at)] != shown
     at.button(key="ft_reset").click().run()
     assert not at.session_state["ft_runs"] and at.info  # Reset forgets them
 

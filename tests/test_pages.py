@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui.i18n import lookup, t
 from conftest import lesson_opener, table_editor, widget
-from widgets import table
+from widgets import heatmaps, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -42,16 +41,8 @@ def tables(at: AppTest) -> dict[str, np.ndarray]:
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
-    """Every heatmap's matrix, rebuilt from the Arrow dataset Streamlit sends to the browser."""
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            df = dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
-            if {"i", "j", "value"} <= set(df.columns) and "panel" not in df.columns:
-                m = np.full((df.i.max() + 1, df.j.max() + 1), np.nan)
-                m[df.i, df.j] = df.value.astype(float)
-                out.append(m)
-    return out
+    """Every matrix panel's matrix, as computed (the values its SVG carries, ui/charts/svg.py)."""
+    return [h.matrix for h in heatmaps(at)]
 
 
 def edit(at: AppTest, edited_rows=None, added_rows=None, deleted_rows=None) -> AppTest:
@@ -325,8 +316,10 @@ def test_downloads_are_made_only_when_clicked():
     assert len(buttons) == 3  # CSV, PNG and SVG of S
     assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)  # callables, not files
     from ui import charts, panels
-    chart = charts.heatmap(X0 @ X0.T, WORDS, WORDS)
-    assert panels.png_bytes(chart)[:4] == b"\x89PNG" and "<svg" in panels.svg_text(chart)
+    drawn = charts.heatmap_svg(X0 @ X0.T, WORDS, WORDS)  # what the panel draws and hands to its menu
+    assert panels.png_bytes(drawn.svg)[:4] == b"\x89PNG"
+    big = panels.picture(np.ones((40, 40)), "weights", 300)  # a big matrix's picture is a Vega chart
+    assert panels.png_bytes(panels.svg_text(big))[:4] == b"\x89PNG"
     csv = panels.csv_text(panels.numbers_frame(X0 @ X0.T, WORDS, WORDS)).splitlines()
     assert csv[0] == "," + ",".join(WORDS) and csv[1].startswith("time,0.77,0.57")
 

@@ -10,7 +10,8 @@ one of them). Then free text and data editors get hypothesis-generated input (Na
 empty rows), with a fixed derandomized seed and few examples so the run time stays bounded.
 
 After every change: no exception, no error box, and no NaN or +inf in any shown table (read-only dataframes and
-st.table) or chart dataset (the Arrow data Streamlit sends to Vega-Lite). Two things are allowed by design:
+st.table), chart dataset (the Arrow data Streamlit sends to Vega-Lite) or heatmap drawn on the server (the values
+its SVG carries, ui/charts/svg.py). Two things are allowed by design:
 -inf (a masked score, drawn grey and labelled "-inf"), and the NaN row of lesson 3 that shows what torch.softmax
 does to a fully masked row. Bad free-form input may raise a translated error box (panels.problems_box says which
 cell is wrong and that the last valid values are shown), never a traceback.
@@ -31,7 +32,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import start_page
-from widgets import KINDS, LESSONS, _pages_literal, apply, extremes, find, keyed_widgets, page_file, snapshot
+from widgets import (KINDS, LESSONS, _pages_literal, apply, extremes, find, heatmaps, keyed_widgets, page_file,
+                     snapshot)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as hs
 from streamlit import dataframe_util
@@ -93,6 +95,9 @@ def problems(at: AppTest, lesson: str, *, free_form: bool) -> list[Problem]:
         inline = json.loads(chart.proto.spec).get("data", {}).get("values")
         if inline:
             found += _frame_problems(pd.DataFrame(inline), f"chart {k + 1} (inline data)", allowed, None)
+    for k, heatmap in enumerate(heatmaps(at)):  # an image: its values as computed, each cell with its labels
+        cells = pd.DataFrame(heatmap.cells, columns=["row", "col", "exact"]).assign(value=heatmap.matrix.ravel())
+        found += _frame_problems(cells, f"heatmap {k + 1}", allowed, "row")
     return found
 
 
@@ -300,10 +305,10 @@ def sweep_generated_input(sweep: Sweep) -> None:
 
 CHECKED_APP = """
 import numpy as np, pandas as pd, streamlit as st
-from ui import charts
+from ui import charts, panels
 st.dataframe(pd.DataFrame({"fine": [1.0, 2.0], "broken": [1.0, float("nan")]}))
 st.table(pd.DataFrame({"big": [float("inf")]}))
-st.altair_chart(charts.heatmap(np.array([[0.0, -np.inf], [np.nan, 1.0]]), ["r0", "r1"], ["c0", "c1"]))
+panels.svg_image(charts.heatmap_svg(np.array([[0.0, -np.inf], [np.nan, 1.0]]), ["r0", "r1"], ["c0", "c1"]))
 st.dataframe(pd.DataFrame({"masked": [-np.inf, 0.0]}))
 st.error("boom")
 raise ValueError("bad input")
@@ -317,13 +322,13 @@ def test_the_checks_find_nan_inf_errors_and_exceptions():
         "exception: bad input", "error box: boom",
         "the table with columns ['fine', 'broken']: NaN or +inf in column(s) ['broken']",
         "the st.table with columns ['big']: NaN or +inf in column(s) ['big']",
-        "chart 1: NaN or +inf in column(s) ['value']"])  # -inf (a masked score) is allowed, in a chart or a table
-    assert "1 of 4 rows" in found["chart 1: NaN or +inf in column(s) ['value']"]
+        "heatmap 1: NaN or +inf in column(s) ['value']"])  # -inf (a masked score) is allowed, in a chart or a table
+    assert "1 of 4 rows" in found["heatmap 1: NaN or +inf in column(s) ['value']"]
     free = dict(problems(at, "lessons/x.py", free_form=True))
     assert "error box: boom" not in free and "exception: bad input" in free
     INTENTIONAL_NAN_ROWS["lessons/x.py"] = {"r1"}
     try:
-        assert not [p for p in problems(at, "lessons/x.py", free_form=False) if p[0].startswith("chart")]
+        assert not [p for p in problems(at, "lessons/x.py", free_form=False) if p[0].startswith("heatmap")]
     finally:
         del INTENTIONAL_NAN_ROWS["lessons/x.py"]
 

@@ -3,8 +3,11 @@ sets and resets a lesson's widgets through AppTest, and reads what a lesson show
 from __future__ import annotations
 
 import ast
+import base64
 import dataclasses
 import functools
+import html
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -225,3 +228,45 @@ def has_table(at, key: str) -> bool:
     except KeyError:
         return False
     return bool(node.dataframe or node.table)
+
+
+# ---- the heatmaps drawn on the server (ui/charts/svg.py, shown by ui.panels.svg_image) -----------------------
+
+@dataclasses.dataclass(frozen=True)
+class Heatmap:
+    description: str  # the img's alt
+    svg: str
+    cells: list[tuple[str, str, str]]  # (row, column, exact value as written) in matrix order
+    fills: list[str]  # each cell's colour, "#RRGGBB"
+    texts: list[str]  # every text element of the SVG (labels, cell values, legend)
+    matrix: np.ndarray  # the values as computed (each cell's data-value), (rows, columns)
+    legend: str  # the colour legend's title (its lines joined)
+    panels: list[str]  # small multiples' titles, in order (none for one heatmap)
+
+    def panel_matrices(self) -> dict[str, np.ndarray]:
+        """Small multiples' matrices by panel title."""
+        return dict(zip(self.panels, np.split(self.matrix, len(self.panels)))) if self.panels else {}
+
+
+def heatmap_of(svg: str, description: str = "") -> Heatmap:
+    """What one SVG of charts.heatmap_svg (or facet_svg: its panels one after the other) shows: its cells (tooltip
+    text where cells have one, colour, value as computed), texts, legend."""
+    rects = re.findall(r'<rect x="[^"]+" y="([^"]+)" [^>]*fill="(#[0-9A-F]{6})" data-value="([^"]+)">'
+                       r'(?:<title>([^<]*)</title>)?</rect>', svg)  # (y, fill, value, tooltip)
+    cells = [tuple(re.match(r"(.*), (.*): (.*)$", html.unescape(tip)).groups()) for *_, tip in rects if tip]
+    texts = [html.unescape(text) for text in re.findall(r"<text [^>]*>([^<]*)</text>", svg)]
+    n_cols = next((k for k, (y, *_) in enumerate(rects) if y != rects[0][0]), len(rects))  # the first row's cells
+    matrix = np.array([float(value) for _, _, value, _ in rects]).reshape(-1, n_cols)  # panels stacked down
+    legend = " ".join(html.unescape(t) for t in re.findall(r'<text [^>]*class="legend">([^<]*)</text>', svg))
+    panels = [html.unescape(t) for t in re.findall(r'<text [^>]*class="panel">([^<]*)</text>', svg)]
+    return Heatmap(description, svg, cells, [fill for _, fill, _, _ in rects], texts, matrix, legend, panels)
+
+
+def heatmaps(container) -> list[Heatmap]:
+    """Every server-drawn heatmap in `container` (AppTest's main area, a block, or the app), in page order."""
+    found = []
+    for element in container.get("markdown"):
+        match = re.search(r'src="data:image/svg\+xml;base64,([^"]+)" alt="([^"]*)"', element.value)
+        if match:
+            found.append(heatmap_of(base64.b64decode(match.group(1)).decode(), html.unescape(match.group(2))))
+    return found

@@ -1,6 +1,7 @@
 """Lesson 2's presentation machinery (lessons/02_attention.py): the cached matrices and curves, the capped matrix
 panel, the one-query bars, one side of the scaling experiment (metrics, softmax row, Jacobian check) and the two
 saturation curves."""
+import functools
 import math
 
 import numpy as np
@@ -66,7 +67,7 @@ def picture_panel(matrix: np.ndarray, key: str, title: str, rows: list[str], col
     st.altair_chart(chart, width="content")
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
-    panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)
+    panels.download_menu(functools.partial(panels.svg_text, chart), panels.numbers_frame(matrix, rows, cols), key)
 
 
 def query_row(words: list[str], i: int, sums: np.ndarray, M: dict[str, np.ndarray]) -> None:

@@ -1,6 +1,8 @@
 """Lesson 7's presentation machinery (lessons/07_blocks.py): the capped matrix panels, the activation curves and
 the FFN's four stages, the residual stream's charts and numbers, the decoder's sentence box, the sub-layer and
 traced-tensor tables with the tensor picker, and the GPT-2 and families tables."""
+import functools
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -63,7 +65,7 @@ def picture_panel(matrix: np.ndarray, title: str, key: str, rows, cols, scale, c
     st.altair_chart(chart, width="content")
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
-    panels.download_menu(chart, panels.numbers_frame(matrix, rows, cols), key)
+    panels.download_menu(functools.partial(panels.svg_text, chart), panels.numbers_frame(matrix, rows, cols), key)
 
 
 def activation_curves() -> None:

@@ -6,7 +6,9 @@ the first PNG of a process takes ~0.8 s (vl-convert starts its engine), later on
 """
 from __future__ import annotations
 
+import base64
 import functools
+import html
 import inspect
 import json
 import math
@@ -29,11 +31,6 @@ PICTURE_CELLS = 1024
 NUMBERS_CELLS, NUMBERS_COLUMNS = 4096, 256  # past either, a matrix's numbers are in its CSV only: Streamlit
 # copies a styled table's display values column by column (~0.7 ms a column: 5 x 512 took 0.35 s, 64 x 64 0.05 s)
 LABEL_MAX_CHARS = 24  # characters of a row label in a table editor (and in a link's table)
-
-
-def chart_text() -> charts.ChartText:
-    """Tooltip titles of a matrix's rows and columns; its value is titled by the scale kind or the caller."""
-    return charts.ChartText(row=t("chart.row"), column=t("chart.column"))
 
 
 def numbers_frame(matrix: np.ndarray, row_labels: Sequence[object], col_labels: Sequence[object]) -> pd.DataFrame:
@@ -62,18 +59,20 @@ def csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(float_format="%.10g")
 
 
-def png_bytes(chart: alt.TopLevelMixin) -> bytes:
-    import vl_convert
-    return vl_convert.vegalite_to_png(chart.to_dict(), scale=2)  # scale 2: sharp on projectors and slides
-
-
 def svg_text(chart: alt.TopLevelMixin) -> str:
+    """An Altair chart (a big matrix's picture) as SVG, drawn by vl-convert."""
     import vl_convert
     return vl_convert.vegalite_to_svg(chart.to_dict())
 
 
-def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
-    """A "Download" popover with CSV, PNG and SVG buttons; every file is made only when clicked.
+def png_bytes(svg: str) -> bytes:
+    import vl_convert
+    return vl_convert.svg_to_png(svg, scale=2)  # scale 2: sharp on projectors and slides
+
+
+def download_menu(svg: Callable[[], str], df: pd.DataFrame, key: str) -> None:
+    """A "Download" popover with CSV, PNG and SVG buttons; every file is made only when clicked (`svg` makes the
+    picture's SVG, and the PNG is drawn from it).
 
     The buttons are drawn only while the popover is open (opening it reruns the page or its section): each
     button gets a new file id on every run, so closed menus made the browser redraw every panel's menu."""
@@ -82,12 +81,20 @@ def download_menu(chart: alt.TopLevelMixin, df: pd.DataFrame, key: str) -> None:
     if not menu.open:
         return
     files = (("panel.csv", "csv", functools.partial(csv_text, df), "text/csv", ":material/table:"),
-             ("panel.png", "png", functools.partial(png_bytes, chart), "image/png", ":material/image:"),
-             ("panel.svg", "svg", functools.partial(svg_text, chart), "image/svg+xml", ":material/draw:"))
+             ("panel.png", "png", lambda: png_bytes(svg()), "image/png", ":material/image:"),
+             ("panel.svg", "svg", svg, "image/svg+xml", ":material/draw:"))
     with menu:
         for label_key, ext, make, mime, icon in files:
             st.download_button(t(label_key), make, file_name=f"{key}.{ext}", mime=mime, key=f"{key}_{ext}",
                                on_click="ignore", icon=icon)
+
+
+def svg_image(chart: charts.SvgChart) -> None:
+    """A chart drawn on the server, shown as an image (the browser only decodes it) with its text alternative."""
+    data = base64.b64encode(chart.svg.encode()).decode("ascii")
+    st.markdown(f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(chart.description)}" '
+                f'width="{chart.width}" height="{chart.height}" style="max-width: 100%; height: auto">',
+                unsafe_allow_html=True)
 
 
 def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int,
@@ -104,14 +111,14 @@ def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int,
 def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequence[object],
                  col_labels: Sequence[object], scale: charts.Scale | None = None, caption: str | None = None,
                  show_numbers: bool | None = None, max_width: int = 560,
-                 legend_title: str | None = None) -> alt.LayerChart:
-    """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap (one picture past PICTURE_CELLS), the numbers if
-    asked, and downloads.
+                 legend_title: str | None = None) -> None:
+    """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap (an SVG image drawn on the server, see
+    charts/svg.py; past PICTURE_CELLS one picture in a Vega chart with axes), the numbers if asked, and downloads.
 
     `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
     weights, "mask" (or "mask_blocked", "mask_additive") for masks. `legend_title` says what the colour shows
     (default: by the scale kind, see charts.legend_title). `show_numbers=None` follows the sidebar's "show the
-    numbers". `max_width` bounds the plotting area in pixels (about 300 in half of a wide page). Returns the chart.
+    numbers". `max_width` bounds the plotting area in pixels (about 300 in half of a wide page).
 
     The panel is one block and its numbers a block of their own, empty while hidden: Streamlit redraws every element
     whose place moves, so a table that comes and goes moves neither the menu nor the panels after it."""
@@ -127,16 +134,17 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
         if matrix.size > PICTURE_CELLS:
             st.caption(t("panel.as_picture"))
             chart = charts.named(picture(matrix, scale, max_width, legend_title), title)
+            st.altair_chart(chart, width="content")
+            svg = functools.partial(svg_text, chart)
         else:
-            heatmap = charts.heatmap(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
-                                     text=chart_text(), max_width=max_width, legend_title=legend_title)
-            chart = charts.named(heatmap, title)
-        st.altair_chart(chart, width="content")
+            drawn = charts.heatmap_svg(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
+                                       title=title, legend=legend_title, max_width=max_width)
+            svg_image(drawn)
+            svg = lambda: drawn.svg  # noqa: E731
         with st.container():
             if show_numbers:
                 numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
-        download_menu(chart, numbers_frame(matrix, row_labels, col_labels), key)
-    return chart
+        download_menu(svg, numbers_frame(matrix, row_labels, col_labels), key)
 
 
 CODE_KEY = "show_code"  # the open state of a page's "Show the code"

@@ -118,8 +118,8 @@ def attention_section(run: Run) -> None:
     rows = src_labels if kind == "encoder" else tgt_labels
     cols = tgt_labels if kind == "decoder" else src_labels
     heads = maps[kind][layer]
-    st.altair_chart(charts.facet_heatmaps(list(heads), [t("train.head_n", h=h + 1) for h in range(len(heads))], rows,
-                                          cols, columns=min(4, len(heads)), text=panels.chart_text()), width="content")
+    panels.svg_image(charts.facet_svg(list(heads), [t("train.head_n", h=h + 1) for h in range(len(heads))], rows, cols,
+                                      columns=min(4, len(heads))))
     st.caption(t(f"train.kind_caption.{kind}"))
 
 

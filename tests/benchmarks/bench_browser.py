@@ -72,15 +72,16 @@ from ui.lessons import PAGES  # noqa: E402
 
 VIEWPORT = {"width": 1366, "height": 768}
 FLOOR_SCRIPT = 'import streamlit as st\n\nst.slider("Floor", 0, 100, 50)\n'
-# The smallest lesson-like page: the floor's slider redraws one labelled 8 x 8 heatmap of the app's own charts.
+# The smallest lesson-like page: the floor's slider redraws one labelled 8 x 8 heatmap as a lesson's matrix panel
+# draws it (an SVG image drawn on the server, ui/charts/svg.py).
 ONE_CHART_SCRIPT = f"""import sys
 sys.path.insert(0, {str(ROOT)!r})
 import numpy as np
 import streamlit as st
-from ui import charts
+from ui import charts, panels
 seed = st.slider("Floor", 0, 100, 50)
 labels = list("abcdefgh")
-st.altair_chart(charts.heatmap(np.random.default_rng(seed).normal(size=(8, 8)), labels, labels), width="content")
+panels.svg_image(charts.heatmap_svg(np.random.default_rng(seed).normal(size=(8, 8)), labels, labels))
 """
 GOAL_COLD, GOAL_INTERACTION, GOAL_BROWSER_CPU, GOAL_TRAINING = 2.5, 3.0, 0.3, 1.3
 GOAL_REDRAW_SHARE = 0.15  # lesson 9: the browser's CPU while training, at most this share of the wall time

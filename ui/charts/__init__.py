@@ -1,12 +1,17 @@
-"""Altair chart builders: arrays and labels in, an ``alt.Chart`` out. No Streamlit elements here.
+"""Chart builders: arrays and labels in, an ``alt.Chart`` (or, for a heatmap of a small matrix, an SVG) out. No
+Streamlit elements here.
 
 A small package by kind; everything a lesson or a ui module uses is here as ``charts.<name>``:
 - engine.py: charts drawn without schema validation, the finish every chart gets (size, title, text alternative,
   number locale), fonts, axes, legends, labels, and the one numbering of dimensions (`dimension_labels`);
 - numbers.py: numbers in the session's language (decimal comma in Spanish), in Python and in Vega;
-- palette.py: the colour roles (`PALETTE`), series colours, and one declared scale per kind of matrix (`Scale`);
+- palette.py: the colour roles (`PALETTE`), series colours, one declared scale per kind of matrix (`Scale`), and
+  the same scales as colours computed here (`SCHEME_STOPS`, `cell_colours`) for what is drawn on the server;
 - describe.py: the text alternative of every chart (screen readers);
-- heatmaps.py: labelled heatmaps, small multiples, a big matrix as one picture;
+- svg.py: labelled heatmaps drawn on the server as SVG and shown as images: one matrix (`heatmap_svg`, what a
+  matrix panel shows) and small multiples (`facet_svg`, one per head);
+- heatmaps.py: a big matrix as one picture drawn by Vega (`image_heatmap`), and the long form of a matrix
+  (`matrix_frame`) that svg.py draws;
 - lines.py: named series, log-log costs, runs' curves, vectors in a plane;
 - bars.py: bars and distributions, a weighted average's parts, value strips;
 - attention.py: head view and model view.
@@ -19,20 +24,22 @@ from .bars import bars, contributions, distribution_bars, value_strips
 from .describe import DESCRIBED_ITEMS, named
 from .engine import (FIRST_DIMENSION, HEADING_FONT, LABEL_FONT, TITLE_FONT, ChartText, _finish, _Unvalidated,
                      dimension_labels, unique_labels)
-from .heatmaps import SMALL_MATRIX, facet_heatmaps, heatmap, image_heatmap, matrix_frame
+from .heatmaps import SMALL_MATRIX, image_heatmap, matrix_frame
 from .lines import DASHES, cost_curves, growth_lines, lines, plane_arrows, run_lines
 from .numbers import NUMBER_LOCALES, exact, number, short_number, vega_locale
 from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOPS, MASK_COLOURS, MASK_SCALES, PALETTE,
-                      WEIGHT_STOPS, Scale, _dark, auto_scale, color_scale, colour_image, kept, legend_title,
-                      png_data_url, ramp_image)
+                      SCHEME_STOPS, WEIGHT_STOPS, Scale, _dark, auto_scale, color_scale, colour_image, kept,
+                      legend_title, png_data_url, ramp_image)
+from .svg import SvgChart, facet_svg, heatmap_svg
 
 __all__ = [
     "CATEGORICAL", "DASHES", "DESCRIBED_ITEMS", "FIRST_DIMENSION", "GRID_EMPTY", "GRID_GAP", "HEADING_FONT",
     "HEAD_COLORS", "IMAGE_STOPS", "LABEL_FONT", "MASK_COLOURS", "MASK_SCALES", "NUMBER_LOCALES", "PALETTE",
-    "SMALL_MATRIX", "TITLE_FONT", "WEIGHT_STOPS", "ChartText", "Scale", "attention_grid", "auto_scale", "bars",
-    "color_scale", "colour_image", "contributions", "cost_curves", "dimension_labels", "distribution_bars", "exact",
-    "facet_heatmaps", "grid_pixels", "growth_lines", "head_view", "head_view_lines", "heatmap", "image_heatmap",
-    "kept", "legend_title", "lines", "matrix_frame", "named", "number", "plane_arrows", "png_data_url", "ramp_image",
-    "run_lines", "short_number", "unique_labels", "value_strips", "vega_locale",
+    "SCHEME_STOPS", "SMALL_MATRIX", "TITLE_FONT", "WEIGHT_STOPS", "ChartText", "Scale", "SvgChart", "attention_grid",
+    "auto_scale", "bars", "color_scale", "colour_image", "contributions", "cost_curves", "dimension_labels",
+    "distribution_bars", "exact", "facet_svg", "grid_pixels", "growth_lines", "head_view", "head_view_lines",
+    "heatmap_svg", "image_heatmap", "kept", "legend_title", "lines", "matrix_frame", "named", "number",
+    "plane_arrows", "png_data_url", "ramp_image", "run_lines", "short_number", "unique_labels", "value_strips",
+    "vega_locale",
     "_SCHEMES", "_Unvalidated", "_dark", "_finish",  # for tests/test_accessibility.py and tests/test_charts.py
 ]

@@ -45,6 +45,19 @@ CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
 # One colour per head, up to 16 heads: CATEGORICAL, then the four remaining colours of Paul Tol's "muted".
 HEAD_COLORS = CATEGORICAL + ("#CC6677", "#DDCC77", "#117733", "#88CCEE")
 _SCHEMES = MappingProxyType({"diverging": "blueorange", "weights": "blues", "sequential": "viridis"})
+# The same schemes as stops (Vega's colours at even steps, read with vl-convert): Vega's "blues" and "blueorange"
+# are linear between 11 such stops, "viridis" within a shade between 21 (tests/test_accessibility.py checks them).
+SCHEME_STOPS = MappingProxyType({
+    "weights": tuple(zip(np.linspace(0, 1, 11).tolist(), (
+        "#CFE1F2", "#BED8EC", "#A8CEE5", "#8FC1DE", "#74B2D7", "#5BA3CF", "#4592C6", "#3181BD", "#206FB2", "#125CA4",
+        "#0A4A90"))),
+    "diverging": tuple(zip(np.linspace(0, 1, 11).tolist(), (
+        "#134B85", "#2F78B3", "#5DA2CB", "#9DCAE1", "#D2E5EF", "#F2F0EB", "#FCE0BA", "#FBBF74", "#E8932F", "#C5690D",
+        "#994A07"))),
+    "sequential": tuple(zip(np.linspace(0, 1, 21).tolist(), (
+        "#440154", "#481467", "#482575", "#463580", "#414487", "#3B528B", "#35608D", "#2F6C8E", "#2A788E", "#25858E",
+        "#21918D", "#1F9C8A", "#22A884", "#30B47C", "#43BF71", "#5DC963", "#7AD151", "#9AD93D", "#BCDF27", "#DEE41A",
+        "#FDE725")))})
 MASK_COLOURS = MappingProxyType({"kept": PALETTE["query"], "blocked": PALETTE["masked"]})  # white / ink text
 # The diverging ramp of pictures (`image_heatmap`): dark blue (low), near white (0 when symmetric), orange (high).
 IMAGE_STOPS = ((0.0, "#1F4E8C"), (0.25, "#6FA8DC"), (0.5, "#F4F4F4"), (0.75, "#F0A35E"), (1.0, "#A8430A"))
@@ -63,22 +76,41 @@ def legend_title(kind: Scale, given: str | None = None) -> str:
     return given if given not in generic else t(_LEGEND_KEYS[kind], lang=numbers.language())
 
 
+def ramp_domain(kind: Scale, values: np.ndarray) -> tuple[float, float]:
+    """The value range a kind's ramp spans for this matrix: weights 0..1, diverging symmetric around 0, sequential
+    the finite values' range (a mask has no ramp: 0..1)."""
+    kind = RAMP_OF.get(kind, kind)
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if kind == "diverging":
+        m = float(np.abs(finite).max()) if finite.size else 1.0
+        m = m if m > 0 else 1.0
+        return -m, m
+    if kind == "sequential":
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        return lo, hi if hi > lo else lo + 1.0
+    return 0.0, 1.0
+
+
 def color_scale(kind: Scale, values: np.ndarray) -> alt.Scale:
     """The colour scale for a matrix of this kind: see the module docstring."""
     kind = RAMP_OF.get(kind, kind)
     if kind in MASK_SCALES:
         names = [t(f"chart.{c}", lang=numbers.language()) for c in MASK_COLOURS]
         return alt.Scale(domain=names, range=list(MASK_COLOURS.values()))
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    if kind == "weights":
-        return alt.Scale(scheme=_SCHEMES["weights"], domain=[0.0, 1.0])
-    if kind == "diverging":
-        m = float(np.abs(finite).max()) if finite.size else 1.0
-        m = m if m > 0 else 1.0
-        return alt.Scale(scheme=_SCHEMES["diverging"], domain=[-m, m], domainMid=0.0)
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    return alt.Scale(scheme=_SCHEMES["sequential"], domain=[lo, hi if hi > lo else lo + 1.0])
+    mid = {"domainMid": 0.0} if kind == "diverging" else {}
+    return alt.Scale(scheme=_SCHEMES[kind], domain=list(ramp_domain(kind, values)), **mid)
+
+
+def cell_colours(values: np.ndarray, kind: Scale, domain: tuple[float, float]) -> list[str]:
+    """Every entry's colour as "#RRGGBB", as Vega draws it for this kind (`SCHEME_STOPS`); a mask's by category,
+    non-finite entries of a ramp grey. (n,) -> n colours."""
+    v = np.asarray(values, dtype=float).ravel()
+    kind = RAMP_OF.get(kind, kind)
+    if kind in MASK_SCALES:
+        return [MASK_COLOURS["kept"] if k else MASK_COLOURS["blocked"] for k in kept(v, kind)]
+    rgb = ramp_image(v[None, :], SCHEME_STOPS[kind], domain)[0]  # (n, 3)
+    return [PALETTE["masked"] if not ok else "#%02X%02X%02X" % tuple(c) for c, ok in zip(rgb.tolist(), np.isfinite(v))]
 
 
 def auto_scale(values: np.ndarray) -> Scale:
