@@ -251,3 +251,14 @@ def test_value_strips_name_the_rows_once_on_the_left():
     assert all(axis not in (None, "default") and axis["labelFontSize"] > 0 for axis in axes[0])
     assert all(axis is None for panel in axes[1:] for axis in panel)
     assert all(layer["encoding"]["y"]["sort"] == ["x", "y"] for panel in spec["hconcat"] for layer in panel["layer"])
+
+
+def test_axis_labels_are_thinned_so_they_never_overlap():
+    """A label every k-th cell (k a power of two) once cells are narrower than a label needs: 8 px columns of
+    tilted labels get every 4th (32 px apart, 20 px across their lines), 13 px rows every 2nd; wide cells all."""
+    wide = drawn(charts.heatmap_svg(np.zeros((8, 64)), range(8), charts.dimension_labels(64)))
+    assert [s for s in wide.texts if s.startswith("d")] == [f"d{j}" for j in range(0, 64, 4)]
+    assert [s for s in wide.texts if s.isdigit()] == [str(i) for i in range(8)]  # 52 px rows: every one
+    square = drawn(charts.heatmap_svg(np.zeros((32, 32)), range(32), [f"k{j}" for j in range(32)], scale="weights"))
+    assert [s for s in square.texts if s.isdigit()] == [str(i) for i in range(0, 32, 2)]
+    assert [s for s in square.texts if s.startswith("k")] == [f"k{j}" for j in range(0, 32, 2)]

@@ -16,7 +16,7 @@ The floor is an empty Streamlit page with one slider, its own `streamlit run` of
 same way before and after the lessons (its cold open, and one step of its slider). Each row's ratio is to the
 floor's cold open (cold opens) or to its slider step (interactions). After the second floor, the smallest
 lesson-like page is measured the same way for reference (not as a floor): the floor's slider redrawing one
-labelled 8 x 8 heatmap of the app's own charts ("one 8x8 heatmap").
+labelled 8 x 8 heatmap as a matrix panel draws it ("one 8x8 heatmap").
 
 Settled = Streamlit's script state is `notRunning`, no status widget, something in the main area, the script
 has run since the input, AND the page has been quiet (no DOM mutation, no long task) for 300 ms, watched by a

@@ -99,6 +99,8 @@ class _Grid(NamedTuple):
     rows: list[str]
     cols: list[str]
     tilted: bool
+    row_step: int  # every row_step-th row is labelled (1: all), so labels never overlap
+    col_step: int
 
 
 def _grid(n_rows: int, n_cols: int, row_labels, col_labels, w: int, h: int) -> _Grid:
@@ -109,7 +111,19 @@ def _grid(n_rows: int, n_cols: int, row_labels, col_labels, w: int, h: int) -> _
     left = math.ceil(max(_width(r, LABEL_FONT) for r in rows)) + 8
     top = math.ceil(longest * math.sin(math.radians(40)) + LABEL_FONT if tilted else LABEL_FONT) + 10
     overhang = longest * math.cos(math.radians(40)) - w / 2 if tilted else 0  # the last column's label
-    return _Grid(w, h, left, top, left + w * n_cols + max(0, overhang), top + h * n_rows, rows, cols, tilted)
+    # Tilted labels k cells apart are w * k * sin(40°) apart across their lines: at least a line of text.
+    col_step = _every(w, (LABEL_FONT + 2) / math.sin(math.radians(40))) if tilted else 1
+    return _Grid(w, h, left, top, left + w * n_cols + max(0, overhang), top + h * n_rows, rows, cols, tilted,
+                 _every(h, LABEL_FONT + 2), col_step)
+
+
+def _every(cell: float, room: float) -> int:
+    """Label every k-th cell, k the smallest power of two that gives each label `room` px (as Vega's axes drop
+    every other label until none overlap)."""
+    k = 1
+    while cell * k < room:
+        k *= 2
+    return k
 
 
 def _matrix(values: np.ndarray, df, kind: Scale, domain: tuple[float, float], g: _Grid, x0: float, y0: float,
@@ -119,11 +133,11 @@ def _matrix(values: np.ndarray, df, kind: Scale, domain: tuple[float, float], g:
     n_rows, n_cols = values.shape
     left, top, w, h = x0 + g.left, y0 + g.top, g.w, g.h
     parts = []
-    for j, label in enumerate(g.cols):
+    for j, label in list(enumerate(g.cols))[::g.col_step]:
         x, y = left + w * (j + 0.5), top - 8
         extra = f' transform="rotate(-40 {x:.1f} {y:.1f})"' if g.tilted else ""
         parts.append(_text(x, y, label, anchor="start" if g.tilted else "middle", extra=extra))
-    for i, label in enumerate(g.rows):
+    for i, label in list(enumerate(g.rows))[::g.row_step]:
         parts.append(_text(left - 6, top + h * (i + 0.5) + 4, label, anchor="end"))
     fills = cell_colours(values.ravel(), kind, domain)  # (n_rows * n_cols,)
     aimable = min(w, h) >= AIMABLE
