@@ -28,7 +28,7 @@ from .heatmaps import SMALL_MATRIX, image_heatmap, matrix_frame
 from .lines import DASHES, cost_curves, growth_lines, lines, plane_arrows, run_lines
 from .numbers import NUMBER_LOCALES, exact, number, short_number, vega_locale
 from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOPS, MASK_COLOURS, MASK_SCALES, PALETTE,
-                      SCHEME_STOPS, WEIGHT_STOPS, Scale, _dark, auto_scale, color_scale, colour_image, kept,
+                      SCHEME_STOPS, WEIGHT_STOPS, Scale, _dark, auto_scale, colour_image, kept,
                       legend_title, png_data_url, ramp_image)
 from .svg import SvgChart, facet_svg, heatmap_svg
 
@@ -36,7 +36,7 @@ __all__ = [
     "CATEGORICAL", "DASHES", "DESCRIBED_ITEMS", "FIRST_DIMENSION", "GRID_EMPTY", "GRID_GAP", "HEADING_FONT",
     "HEAD_COLORS", "IMAGE_STOPS", "LABEL_FONT", "MASK_COLOURS", "MASK_SCALES", "NUMBER_LOCALES", "PALETTE",
     "SCHEME_STOPS", "SMALL_MATRIX", "TITLE_FONT", "WEIGHT_STOPS", "ChartText", "Scale", "SvgChart", "attention_grid",
-    "auto_scale", "bars", "color_scale", "colour_image", "contributions", "cost_curves", "dimension_labels",
+    "auto_scale", "bars", "colour_image", "contributions", "cost_curves", "dimension_labels",
     "distribution_bars", "exact", "facet_svg", "grid_pixels", "growth_lines", "head_view", "head_view_lines",
     "heatmap_svg", "image_heatmap", "kept", "legend_title", "lines", "matrix_frame", "named", "number",
     "plane_arrows", "png_data_url", "ramp_image", "run_lines", "short_number", "unique_labels", "value_strips",

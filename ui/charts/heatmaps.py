@@ -15,8 +15,7 @@ import pandas as pd
 
 from . import numbers
 from .describe import _describe, _span, _t
-from .engine import (_PAD, FIRST_DIMENSION, _finish,
-                     _gradient_legend, _plain_axis, _title, layer, unique_labels)
+from .engine import _PAD, FIRST_DIMENSION, _finish, _gradient_legend, _plain_axis, _title, layer, unique_labels
 from .numbers import exact, short_number
 from .palette import IMAGE_STOPS, MASK_SCALES, Scale, _dark, colour_image, kept, png_data_url
 from .palette import legend_title as by_kind

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Literal
 
-import altair as alt
 import numpy as np
 
 from ..i18n import LANGUAGES, lookup, t
@@ -44,6 +43,8 @@ CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                "#882255", "#44AA99", "#999933", "#AA4499")
 # One colour per head, up to 16 heads: CATEGORICAL, then the four remaining colours of Paul Tol's "muted".
 HEAD_COLORS = CATEGORICAL + ("#CC6677", "#DDCC77", "#117733", "#88CCEE")
+# The ramps of the heatmaps: Vega's schemes of these names (tests/test_accessibility.py checks their colours), drawn
+# on the server from SCHEME_STOPS.
 _SCHEMES = MappingProxyType({"diverging": "blueorange", "weights": "blues", "sequential": "viridis"})
 # The same schemes as stops (Vega's colours at even steps, read with vl-convert): Vega's "blues" and "blueorange"
 # are linear between 11 such stops, "viridis" within a shade between 21 (tests/test_accessibility.py checks them).
@@ -90,16 +91,6 @@ def ramp_domain(kind: Scale, values: np.ndarray) -> tuple[float, float]:
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         return lo, hi if hi > lo else lo + 1.0
     return 0.0, 1.0
-
-
-def color_scale(kind: Scale, values: np.ndarray) -> alt.Scale:
-    """The colour scale for a matrix of this kind: see the module docstring."""
-    kind = RAMP_OF.get(kind, kind)
-    if kind in MASK_SCALES:
-        names = [t(f"chart.{c}", lang=numbers.language()) for c in MASK_COLOURS]
-        return alt.Scale(domain=names, range=list(MASK_COLOURS.values()))
-    mid = {"domainMid": 0.0} if kind == "diverging" else {}
-    return alt.Scale(scheme=_SCHEMES[kind], domain=list(ramp_domain(kind, values)), **mid)
 
 
 def cell_colours(values: np.ndarray, kind: Scale, domain: tuple[float, float]) -> list[str]:
