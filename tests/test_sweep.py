@@ -95,8 +95,10 @@ def problems(at: AppTest, lesson: str, *, free_form: bool) -> list[Problem]:
         inline = json.loads(chart.proto.spec).get("data", {}).get("values")
         if inline:
             found += _frame_problems(pd.DataFrame(inline), f"chart {k + 1} (inline data)", allowed, None)
-    for k, heatmap in enumerate(heatmaps(at)):  # an image: its values as computed, each cell with its labels
-        cells = pd.DataFrame(heatmap.cells, columns=["row", "col", "exact"]).assign(value=heatmap.matrix.ravel())
+    for k, heatmap in enumerate(heatmaps(at)):  # an image: its values as computed, by row
+        rows, cols = heatmap.matrix.shape
+        labels = [row for row, _, _ in heatmap.cells] or [str(i) for i in range(rows) for _ in range(cols)]
+        cells = pd.DataFrame({"row": labels, "value": heatmap.matrix.ravel()})  # cells under 12 px have no labels
         found += _frame_problems(cells, f"heatmap {k + 1}", allowed, "row")
     return found
 
