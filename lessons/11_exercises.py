@@ -16,7 +16,7 @@ from core.lab.exercises import SOURCE_TOKENS, course_model, dropout_with_mask, w
 from core.layers import _Block
 from ui import links, panels, parts, state
 from ui.exercises import DIMS, TOKENS, Part, ask, carried, exercise, fmt, panel, reset_score, start, tex
-from ui.i18n import t
+from ui.i18n import power_of_ten, t
 from ui.presentation import prose
 
 STATS, HIDDEN = ("μ", "s"), tuple(f"h{k}" for k in range(1, 9))
@@ -158,8 +158,8 @@ def score_box() -> None:
 def tolerance() -> None:
     """The tolerance of the next Check: a result already shown keeps the one it was checked with, so moving it
     reruns this control alone."""
-    links.control(st.select_slider, t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: f"±{v:g}",
-                  help=t("ex.tolerance_help"), setting="ex_tol")
+    links.control(st.select_slider, t("ex.tolerance"), TOL_OPTIONS, format_func=lambda v: "±" + power_of_ten(v),
+                  help=t("ex.tolerance_help"), setting="ex_tol")  # labels the same in both languages
 
 
 def intro():

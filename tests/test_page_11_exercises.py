@@ -272,6 +272,9 @@ def test_tolerance_control_decides_and_its_extremes_run():
     for tol in (0.0005, 0.01):
         widget(at, "select_slider", "ex_tol").set_value(tol).run()
         assert_clean(at)
+    for lang in ("en", "es"):  # powers of ten, the same in both languages (no decimal mark to translate)
+        at.session_state["cfg_lang"] = lang
+        assert widget(at.run(), "select_slider", "ex_tol").options == ["±5×10⁻⁴", "±10⁻³", "±5×10⁻³", "±10⁻²"]
 
 
 def test_reveal_before_a_right_check_does_not_score():
