@@ -17,7 +17,7 @@ from ui.presentation import prose
 from ui.tokens import sentence_tokens
 
 PAD = "[PAD]"  # the padding token's label; its id is core.PAD_ID
-FACET_CELLS = 4096  # cells drawn in the small multiples of the heads (a 64 x 64 head: ~350 kB of marks)
+FACET_CELLS = 4096  # cells drawn in the small multiples of the heads (a 64 x 64 head: a ~530 kB SVG image)
 MAX_LINES, THRESHOLD = 4000, 0.05  # head view: lines drawn, and the smallest weight that gets a line
 PARTS = ("heads", "inside")  # the sub-lessons (ui/parts.py), label key mha.part_<code>: one is drawn at a time
 
