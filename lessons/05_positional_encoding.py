@@ -139,8 +139,7 @@ def offset_part() -> None:
                             row_labels=views.position_labels(dz), col_labels=views.position_labels(dz), max_width=260,
                             caption=t("pe.dots_zoom_caption"))
     series = {t("pe.from_p", p=p): [dots[p, p + j] for j in range(P - p)] for p in sorted({0, P // 4, P // 2})}
-    st.altair_chart(charts.lines(range(P), series, x_title=t("pe.offset_axis"), y_title="PE(p)·PE(p+k)"),
-                    width="content")
+    panels.svg_image(charts.lines(range(P), series, x_title=t("pe.offset_axis"), y_title="PE(p)·PE(p+k)"))
     views.offset_table(O, k)
     st.caption(t("pe.offset_caption", k=k, last=P - 1 - k, spread=float(O["spread"])) + " " + t("common.cpu_only"))
     if d % 2:

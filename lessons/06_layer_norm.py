@@ -192,7 +192,7 @@ def experiment() -> None:
                  n=views.EXP_TOKENS, seed=settings.seed, ff=4 * d_exp) + " " + t("common.cpu_only"))
     layer_axis = list(range(1, n_layers + 1))
     series = {t("ln.pre_title"): G["pre"], t("ln.post_title"): G["post"]}
-    st.altair_chart(views.gradient_chart(layer_axis, series), width="content")
+    panels.svg_image(views.gradient_chart(layer_axis, series))
     if settings.show_numbers:
         views.numbers(pd.DataFrame(series, index=[t("ln.layer_n", i=i) for i in layer_axis]), "ln_grad_numbers")
     ratios = {w: G[w][-1] / max(G[w][0], 1e-300) for w in ("pre", "post")}

@@ -17,7 +17,7 @@ from ui.i18n import number, power_of_ten, t
 from ui.training import CHUNK_SECONDS, Run
 from ui.training_page import (drawn, load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
-from ui.training_tools import (CHART_WIDTH, attention_section, curve_charts, errors_section, export_section,
+from ui.training_tools import (attention_section, curve_charts, errors_section, export_section,
                                snapshots_section, try_model, vocabulary_section)
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
@@ -138,8 +138,10 @@ def curves(run: Run) -> None:
     loss, accuracy = ss["train_curves"]
     loss_col, acc_col = st.columns(2, gap="large")
     if loss is not None:
-        loss_col.altair_chart(loss.properties(width=CHART_WIDTH), width="content")
-    acc_col.altair_chart(accuracy.properties(width=CHART_WIDTH), width="content")
+        with loss_col:
+            panels.svg_image(loss)
+    with acc_col:
+        panels.svg_image(accuracy)
 
 
 def live() -> None:

@@ -1,6 +1,6 @@
 """Every chart builder of ui.charts at small and at edge-case inputs, shared by the chart and accessibility tests:
-the Vega-Lite ones (`BUILDER_EXAMPLES`) and the heatmaps drawn as SVG (`SVG_EXAMPLES`, with two readers of
-its SVG that tests/widgets.py's `heatmap_of` leaves out)."""
+the Vega-Lite ones (`BUILDER_EXAMPLES`), the heatmaps drawn as SVG (`SVG_EXAMPLES`, with two readers of its SVG
+that tests/widgets.py's `heatmap_of` leaves out) and the line charts drawn as SVG (`LINE_EXAMPLES`)."""
 from __future__ import annotations
 
 import re
@@ -22,7 +22,6 @@ BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case input
     "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
     "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
                                                   WORDS[:2], ["d1", "d2", "d3"], title="C"),
-    "lines": lambda: charts.lines([0, 1, 2], {"a": [1, 2, 3], "b": [3, 2, 1]}, x_title="x", y_title="y", title="L"),
     "head view": lambda: charts.head_view(_weights(4, 6), WORDS + ["x"], [0, 2], ["h0", "h1", "h2", "h3"], title="H"),
     "head view one head": lambda: charts.head_view(_weights(1, 3), "abc", [0], ["h0"], threshold=0.9, top_k=1),
     "value strips": lambda: charts.value_strips({"before": np.eye(5, 8), "after": -np.eye(5, 8)}, WORDS,
@@ -62,6 +61,21 @@ SVG_EXAMPLES = {  # charts.heatmap_svg and facet_svg at the inputs the Vega heat
                                              columns=2, show_values=False),
     "facet masks": lambda: charts.facet_svg([np.eye(3), 1 - np.eye(3)], ["a", "b"], "abc", "abc",
                                             scale="mask_blocked", legend="m"),
+}
+
+
+LINE_EXAMPLES = {  # charts.lines (drawn as SVG) at small and at edge-case inputs
+    "lines": lambda: charts.lines([0, 1, 2], {"a": [1, 2, 3], "b": [3, 2, 1]}, x_title="x", y_title="y", title="L"),
+    "lines, a gap and a short series": lambda: charts.lines(range(5), {"a": [1, np.nan, 3, 4, 5], "b": [0.5, 0.25]},
+                                                            x_title="x", y_title="y"),
+    "lines, one point": lambda: charts.lines([3], {"a": [0.5]}, x_title="x", y_title="y", points=True),
+    "lines, constant": lambda: charts.lines([0, 1], {"a": [0.0, 0.0]}, x_title="x", y_title="y"),
+    "lines, percent": lambda: charts.lines([10, 20, 30], {"a": [0.0, 0.5, 1.0], "b": [0.2, 0.4, 0.9]},
+                                           x_title="step", y_title="acc", points=True, y_domain=(0, 1), y_percent=True),
+    "lines, layers": lambda: charts.lines([1, 2, 3], {"pre": [1.5, 1.2, 1.1]}, x_title="layer", y_title="g",
+                                          whole_x=True, points=True, width=320,
+                                          title="A title long enough to be written on two lines or more"),
+    "lines, thousands": lambda: charts.lines([0, 2500, 5000], {"a": [12000.5, 3.25, -4.5]}, x_title="x", y_title="y"),
 }
 
 

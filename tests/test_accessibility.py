@@ -29,7 +29,7 @@ import pytest
 from chart_examples import value_texts
 from conftest import start_page
 from streamlit import dataframe_util
-from widgets import heatmaps
+from widgets import heatmaps, line_charts
 
 from ui import charts
 from ui.charts.palette import RAMP_STEPS, cell_colours, ramp_domain
@@ -449,6 +449,20 @@ def test_every_chart_uses_checked_colours(case):
                        for stops in (charts.IMAGE_STOPS, charts.WEIGHT_STOPS)), k
 
 
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_svg_line_chart_uses_checked_colours(case):
+    """A line chart drawn on the server uses role and series colours only (white behind, ink axes and text, the
+    masked grey's grid), and the series of one chart stay apart in every simulation."""
+    at = drawn(*case, "en")
+    for k, chart in enumerate(line_charts(at)):
+        colours = {c.upper() for c in re.findall(r'(?:fill|stroke)="([^"]+)"', chart.svg)} - {"NONE"}
+        assert colours <= ROLE_COLOURS | {"#FFFFFF"}, (k, colours - ROLE_COLOURS)
+        series = {c.upper(): c for c in re.findall(r'<g class="series" [^>]*fill="([^"]+)"', chart.svg)}
+        assert len(series) == len(chart.series), k  # one colour a series
+        closest = closest_pairs(series)
+        assert not closest or closest[0][0] >= DISTINCT, (k, [c for c in closest if c[0] < DISTINCT])
+
+
 # The colours a heatmap drawn as SVG may use: each kind's ramp as cell_colours computes it (every one of its
 # RAMP_STEPS steps), and the fixed ones (masked cells, a mask's two categories, white lines and text, ink text).
 SVG_RAMPS = {kind: set(cell_colours(np.linspace(0.0, 1.0, RAMP_STEPS), kind, (0.0, 1.0)))
@@ -503,7 +517,7 @@ def test_every_builder_describes_its_chart():
     assert "2" in facet and "h1, h2" in facet and "2 × 2" in facet and "0.00" in facet and "1.00" in facet
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0, d1): q = (1.00, -0.50)")
-    from chart_examples import BUILDER_EXAMPLES, SVG_EXAMPLES
+    from chart_examples import BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES
 
     for name, build in BUILDER_EXAMPLES.items():
         description = build().to_dict()["description"]
@@ -513,6 +527,10 @@ def test_every_builder_describes_its_chart():
         kind = "a11y.facet_kind" if name.startswith("facet") else "a11y.heatmap_kind"
         assert chart.description.startswith(t(kind, lang="en")), name
         assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name  # where the SVG is opened
+    for name, build in LINE_EXAMPLES.items():
+        chart = build()
+        assert chart.description.startswith(t("a11y.lines_kind", lang="en")), name
+        assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name
 
 
 def spoken(description: str, lang: str) -> bool:
@@ -536,15 +554,16 @@ def test_every_chart_on_every_page_has_a_description_in_its_language(case, lang)
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_every_svg_heatmap_on_every_page_has_a_description_in_its_language(case, lang):
-    """The img's alt of every heatmap drawn on the server (and the SVG's own title, read where it is opened)."""
+def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, lang):
+    """The img's alt of every heatmap and line chart drawn on the server (and the SVG's own title, read where it
+    is opened)."""
     at = drawn(*case, lang)
-    for k, heatmap in enumerate(heatmaps(at)):
-        description = heatmap.description
-        assert description.strip(), (k, heatmap.svg[:300])
+    for k, chart in enumerate([*heatmaps(at), *line_charts(at)]):
+        description = chart.description
+        assert description.strip(), (k, chart.svg[:300])
         assert spoken(description, lang), (k, description)
         assert len(description) < 1200, (k, len(description))
-        assert f"<title>{html.escape(description)}</title>" in heatmap.svg, k
+        assert f"<title>{html.escape(description)}</title>" in chart.svg, k
 
 
 def test_named_puts_a_title_in_the_description():

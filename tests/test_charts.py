@@ -10,11 +10,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
-from chart_examples import BUILDER_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks, value_texts
-from widgets import Heatmap, heatmap_of
+from chart_examples import BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks, value_texts
+from widgets import Heatmap, heatmap_of, line_chart_of
 
 from ui import charts
 from ui.charts.palette import SCHEME_STOPS, ramp_domain
+from ui.charts.svg import CHAR_WIDTH
+from ui.charts.svg_lines import axis, tick_label, tick_step
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,9 +130,76 @@ def test_contributions_add_up_to_the_weighted_average():
     np.testing.assert_allclose([r["total"] for r in totals], w @ x)
 
 
+def test_lines_carry_their_values_and_colours_in_order():
+    """Each series as computed, in the given order (a short one over the first x values, a NaN kept as a gap),
+    coloured CATEGORICAL in order or as given, and named in the legend in that order."""
+    chart = line_chart_of(charts.lines([0, 1, 2], {"b": [3, np.nan, 1], "a": [0.125, 2]}, x_title="x", y_title="y").svg)
+    assert list(chart.series) == ["b", "a"]
+    np.testing.assert_array_equal(chart.series["b"][0], [0, 1, 2])
+    np.testing.assert_array_equal(chart.series["b"][1], [3, np.nan, 1])
+    np.testing.assert_array_equal(chart.series["a"][0], [0, 1])
+    np.testing.assert_array_equal(chart.series["a"][1], [0.125, 2])
+    assert re.findall(r'<g class="series" [^>]*fill="([^"]+)"', chart.svg) == list(charts.CATEGORICAL[:2])
+    assert chart.svg.count(" M") == 1  # the gap splits b's line in two ("M" starts each run)
+    legend = re.findall(r'<text [^>]*class="legend">([^<]*)</text>', chart.svg)
+    assert legend == ["b", "a"]
+    given = charts.lines([0, 1], {"a": [0, 1]}, x_title="x", y_title="y", colors=[charts.PALETTE["key"]]).svg
+    assert f'fill="{charts.PALETTE["key"]}"' in given
+
+
+@pytest.mark.parametrize("name", list(LINE_EXAMPLES))
+def test_every_line_chart_is_well_formed(name):
+    """The SVG parses, its size is the one the page is told, its title is its text alternative, and every point
+    and tick label lies inside it."""
+    chart = LINE_EXAMPLES[name]()
+    root = ET.fromstring(chart.svg)
+    assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
+    assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
+    coords = [float(v) for path in re.findall(r' d="([^"]+)"', chart.svg) for v in re.findall(r"-?\d+\.?\d*", path)]
+    assert coords and all(0 <= v <= max(chart.width, chart.height) for v in coords)
+    for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
+                                      chart.svg):
+        half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
+        left = float(x) - (half if anchor != "start" else 0)
+        right = float(x) + (half if anchor != "end" else 0)
+        assert 0 <= left and right <= chart.width, (text, left, right)
+
+
+def test_line_axes_take_d3s_ticks():
+    """The tick steps d3 (and so Vega) takes, and axes that include zero and end on ticks, as Vega's do."""
+    assert tick_step(0, 1, 10) == pytest.approx(0.1) and tick_step(-4, 4, 12) == 0.5
+    assert tick_step(0, 1200, 12) == 100 and tick_step(0, 5000, 10) == 500 and tick_step(0, 3.2, 6) == 0.5
+    (lo, hi), ticks, step = axis(np.array([0.3, 2.7]), 240, None, False)
+    assert (lo, hi, step) == (0, 3, 0.5) and ticks == [0, 0.5, 1, 1.5, 2, 2.5, 3]
+    (lo, hi), ticks, step = axis(np.array([-0.17, 4.0]), 260, None, False)
+    assert lo <= -0.17 and hi >= 4 and ticks[0] == lo and ticks[-1] == hi
+    (lo, hi), ticks, step = axis(np.array([1.0, 2.0, 3.0]), 320, None, True)
+    assert (lo, hi) == (1, 3) and ticks == [1, 2, 3]  # whole numbers only, from the first layer
+    assert axis(np.array([0.0]), 320, None, True)[0] == (0, 1)
+    assert axis(np.array([0.2, 0.9]), 260, (0, 1), False)[0] == (0, 1)
+
+
+def test_line_tick_labels_never_overlap():
+    """Fewer ticks on a narrow axis, as Vega drops overlapping labels."""
+    for x, width in (([0, 100000], 320), ([-4, 4], 480), ([0, 5000], 380), ([0.001, 0.002], 200)):
+        chart = charts.lines(x, {"a": [0, 1]}, x_title="x", y_title="y", width=width).svg
+        below = re.findall(r'<text x="([^"]+)" y="([^"]+)" font-size="13" text-anchor="middle"[^>]*>([^<]*)<', chart)
+        row = max(float(y) for _, y, _ in below)
+        labels = [(float(x), text) for x, y, text in below if float(y) == row]
+        assert len(labels) >= 2
+        for (x1, a), (x2, b) in zip(labels, labels[1:]):
+            assert x2 - x1 >= (len(a) + len(b)) * 13 * CHAR_WIDTH / 2, (a, b)
+
+
+def test_tick_labels_in_both_languages():
+    assert [tick_label(v, 0.5, False, "es") for v in (-0.5, 0.0, 1.5)] == ["-0,5", "0,0", "1,5"]
+    assert [tick_label(v, 500, False, "es") for v in (2500, 12000)] == ["2500", "12.000"]
+    assert [tick_label(v, 500, False, "en") for v in (2500, 12000)] == ["2,500", "12,000"]
+    assert tick_label(0.5, 0.1, True, "es") == "50\u00a0%" and tick_label(0.5, 0.1, True, "en") == "50%"
+    assert tick_label(1e-17, 0.1, False, "en") == "0.0"  # a sum's rounding error is zero, not "-0.0"
+
+
 def test_lines_and_palette():
-    spec = charts.lines([0, 1, 2], {"a": [1, 2, 3], "b": [3, 2, 1]}, x_title="x", y_title="y").to_dict()
-    assert spec["encoding"]["color"]["sort"] == ["a", "b"]
     qkvo = [charts.PALETTE[k] for k in ("query", "key", "value", "output")]
     assert len(set(qkvo)) == 4 and set(qkvo) <= OKABE_ITO
 
@@ -177,7 +246,7 @@ def test_drawing_skips_validation_but_tests_can_ask_for_it():
     assert chart.to_dict()["width"] == "wide"  # what st.altair_chart calls: no schema check
     with pytest.raises(SchemaValidationError):
         chart.to_dict(validate=True)
-    edited = charts.lines([0, 1], {"a": [0, 1]}, x_title="x", y_title="y").properties(width=100)
+    edited = charts.growth_lines([1, 2], {"a": [1, 2]}, x_title="x", y_title="y").properties(width=100)
     assert isinstance(edited, charts._Unvalidated)  # a page's further edits keep the fast path
 
 

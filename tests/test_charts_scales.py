@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 from chart_examples import legend_ticks, value_texts
-from widgets import Heatmap, heatmap_of
+from widgets import Heatmap, heatmap_of, line_chart_of
 
 from ui import charts
 from ui.charts import numbers
@@ -176,6 +176,18 @@ def test_every_svg_heatmap_writes_its_numbers_in_the_language(spanish):
         english = [text for text in h.texts + [exact for *_, exact in h.cells] if re.fullmatch(r"-?\d+\.\d+", text)]
         assert not english, (name, english)
         assert not re.search(r"\d\.\d\d\b", h.description), name
+
+
+def test_every_line_chart_writes_its_numbers_in_the_language(spanish):
+    from chart_examples import LINE_EXAMPLES
+
+    for name, build in LINE_EXAMPLES.items():
+        chart = line_chart_of(build().svg)
+        english = [text for text in chart.texts if re.fullmatch(r"-?[\d,]*\d\.\d+", text)
+                   and not re.fullmatch(r"-?\d{1,3}(\.\d{3})+", text)]  # a point between thousands is Spanish
+        assert not english, (name, english)
+    texts = line_chart_of(LINE_EXAMPLES["lines, thousands"]().svg).texts
+    assert "12.000" in texts and "2500" in texts
 
 
 def test_spanish_cells_tooltips_and_descriptions_write_a_decimal_comma(spanish):

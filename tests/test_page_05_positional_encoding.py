@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 from ui import charts
 from ui.i18n import t
 from conftest import lesson_opener, widget
-from widgets import has_table, heatmaps, table
+from widgets import has_table, heatmaps, line_charts, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -104,7 +104,7 @@ def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
     for part in PARTS:
         open_part(at, part)
         seen["frames"].update(frames(at))
-        seen["charts"] += len(at.get("vega_lite_chart")) + len(heatmaps(at))
+        seen["charts"] += len(at.get("vega_lite_chart")) + len(heatmaps(at)) + len(line_charts(at))
         seen["header"] += [h.value for h in at.header]
         for kind in ("warning", "info", "caption", "success", "metric", "table"):
             seen[kind] += [e.value for e in getattr(at, kind)]

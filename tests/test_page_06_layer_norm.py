@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 import core
@@ -23,7 +22,7 @@ from core.lab.norms import both_styles, traced_layer_norm
 from core.layers import _Block
 from ui.i18n import lookup, t
 from conftest import lesson_opener, table_editor, widget
-from widgets import table
+from widgets import line_charts, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -220,10 +219,10 @@ def test_gradient_norms_match_an_independent_recomputation():
     for column, first in ((0, True), (1, False)):
         np.testing.assert_allclose(grads[:, column], reference_gradient_norms(3, 64, 4, first, 3), rtol=1e-6)
     assert not np.allclose(grads[:, 0], grads[:, 1])  # the two wirings really differ
-    lines = [dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
-             for chart in at.get("vega_lite_chart") for ds in chart.proto.datasets]
-    line = next(df for df in lines if {"x", "y", "series"} <= set(df.columns))
-    np.testing.assert_allclose(line.y.to_numpy(), np.concatenate([grads[:, 0], grads[:, 1]]), rtol=1e-12)
+    (chart,) = line_charts(at)
+    for column, (x, y) in enumerate(chart.series.values()):  # pre, post
+        np.testing.assert_array_equal(x, [1, 2, 3])
+        np.testing.assert_allclose(y, grads[:, column], rtol=1e-12)
     text = " ".join(m.value for m in at.markdown)
     assert f"{grads[0, 0]:.4f}" in text and f"{grads[-1, 1]:.4f}" in text
 

@@ -290,7 +290,7 @@ def test_wide_stages_are_pictures_that_name_their_rows_and_keep_their_numbers(la
     from ui.panels import PICTURE_CELLS
     at = start(lang=lang)
     assert_clean(at)
-    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")][1:]  # after the activation curves
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]  # the activation curves are an image
     marks = [[layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in s["layer"]]
              for s in specs]
     assert [("image" in m) for m in marks] == [True, True]  # X W1 + b1, φ(.): pictures in Vega charts

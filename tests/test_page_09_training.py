@@ -21,7 +21,7 @@ from ui import models
 from ui.i18n import lookup, md_escape, number, t
 from ui.training import EVAL_EXAMPLES, Run
 from conftest import lesson_opener, widget
-from widgets import heatmaps, table
+from widgets import heatmaps, line_chart_of, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -434,5 +434,6 @@ def test_live_curves_are_rebuilt_only_when_an_evaluation_lands():
         at.run()
     assert not run_of(at).running and len(seen) > 1
     loss, accuracy = at.session_state["train_curves"]
-    assert len(accuracy.data) == 3 * len(run_of(at).evaluations)  # three curves, a point per evaluation
-    assert loss.data["x"].max() == run_of(at).trainer.step
+    curves = line_chart_of(accuracy.svg).series
+    assert len(curves) == 3 and all(len(y) == len(run_of(at).evaluations) for _, y in curves.values())
+    assert line_chart_of(loss.svg).series[t("train.loss")][0].max() == run_of(at).trainer.step

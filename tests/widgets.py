@@ -262,11 +262,41 @@ def heatmap_of(svg: str, description: str = "") -> Heatmap:
     return Heatmap(description, svg, cells, [fill for _, fill, _, _ in rects], texts, matrix, legend, panels)
 
 
-def heatmaps(container) -> list[Heatmap]:
-    """Every server-drawn heatmap in `container` (AppTest's main area, a block, or the app), in page order."""
+def svg_images(container, kind: str) -> list[tuple[str, str]]:
+    """(SVG, description) of every image of `kind` ("heatmap" or "lines") that ui.panels.svg_image showed in
+    `container` (AppTest's main area, a block, or the app), in page order."""
     found = []
     for element in container.get("markdown"):
         match = re.search(r'src="data:image/svg\+xml;base64,([^"]+)" alt="([^"]*)"', element.value)
         if match:
-            found.append(heatmap_of(base64.b64decode(match.group(1)).decode(), html.unescape(match.group(2))))
+            svg = base64.b64decode(match.group(1)).decode()
+            if f'class="{kind}"' in svg[:200]:
+                found.append((svg, html.unescape(match.group(2))))
     return found
+
+
+def heatmaps(container) -> list[Heatmap]:
+    """Every server-drawn heatmap in `container`, in page order."""
+    return [heatmap_of(svg, description) for svg, description in svg_images(container, "heatmap")]
+
+
+@dataclasses.dataclass(frozen=True)
+class LineChart:
+    description: str  # the img's alt
+    svg: str
+    series: dict[str, tuple[np.ndarray, np.ndarray]]  # name: (x, y) as computed, in legend order
+    texts: list[str]  # every text element (title, ticks, axis titles, legend)
+
+
+def line_chart_of(svg: str, description: str = "") -> LineChart:
+    """What one SVG of charts.lines shows: each series' values as computed, and its texts."""
+    series = {html.unescape(name): (np.array(xs.split(), dtype=float), np.array(ys.split(), dtype=float))
+              for name, xs, ys in re.findall(r'<g class="series" data-name="([^"]*)" data-x="([^"]*)" '
+                                             r'data-y="([^"]*)"', svg)}
+    texts = [html.unescape(text) for text in re.findall(r"<text [^>]*>([^<]*)</text>", svg)]
+    return LineChart(description, svg, series, texts)
+
+
+def line_charts(container) -> list[LineChart]:
+    """Every server-drawn line chart in `container`, in page order."""
+    return [line_chart_of(svg, description) for svg, description in svg_images(container, "lines")]

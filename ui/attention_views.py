@@ -109,12 +109,13 @@ def saturation_charts(entropies: tuple, C) -> None:
     colours, x = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]], np.log2(D_KS)
     names = (t("qkv.curve_raw"), t("qkv.curve_scaled"))
     entropy_col, jacobian_col = st.columns(2, gap="large")
-    entropy_col.altair_chart(charts.lines(x, {**dict(zip(names, (e.numpy() for e in entropies))),
-                                              t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
-                                          x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
-                                          title=t("qkv.curve_title"), colors=colours, width=320), width="content")
-    jacobian_col.altair_chart(charts.lines(x, dict(zip(names, (C.raw_median.numpy(), C.scaled_median.numpy()))),
-                                           x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
-                                           title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2],
-                                           width=320),
-                              width="content")
+    with entropy_col:
+        panels.svg_image(charts.lines(x, {**dict(zip(names, (e.numpy() for e in entropies))),
+                                          t("qkv.curve_max"): [math.log(N_KEYS)] * len(D_KS)},
+                                      x_title=t("qkv.log_dk"), y_title=t("qkv.entropy_axis"),
+                                      title=t("qkv.curve_title"), colors=colours, width=320))
+    with jacobian_col:
+        panels.svg_image(charts.lines(x, dict(zip(names, (C.raw_median.numpy(), C.scaled_median.numpy()))),
+                                      x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
+                                      title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2],
+                                      width=320))

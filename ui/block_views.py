@@ -3,7 +3,6 @@ the FFN's four stages, the residual stream's charts and numbers, the decoder's s
 traced-tensor tables with the tensor picker, and the GPT-2 and families tables."""
 import functools
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -72,8 +71,8 @@ def activation_curves() -> None:
     """ReLU and GELU over z in [-4, 4], computed by core's activation modules."""
     z = torch.linspace(-4, 4, 161)  # (161,)
     curves = {ACT_NAME[name]: core.to_numpy(module()(z)) for name, module in ACTIVATION.items()}  # each (161,)
-    st.altair_chart(charts.lines(core.to_numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
-                                 title=t("blocks.curves_title")), width="content")
+    panels.svg_image(charts.lines(core.to_numpy(z), curves, x_title="z", y_title=t("blocks.activation_value"),
+                                  title=t("blocks.curves_title")))
 
 
 def stage_panels(stages: list[np.ndarray], words: list[str], d: int, d_ff: int, activation: str) -> None:
@@ -89,12 +88,10 @@ def stage_panels(stages: list[np.ndarray], words: list[str], d: int, d_ff: int, 
         panel(matrix, title, key, words, caption=caption, width=WIDE if matrix.shape[1] == d_ff else narrow)
 
 
-def layer_lines(layers: list[int], series: dict, y_title: str, title: str):
-    """charts.lines narrowed to fit half the page, whole-number layer ticks, the legend underneath."""
-    chart = charts.lines(layers, series, x_title=t("blocks.layer"), y_title=y_title, title=title,
-                         colors=[charts.PALETTE["query"], charts.PALETTE["key"]])
-    axis = alt.Axis(title=t("blocks.layer"), tickMinStep=1, format="d", labelFontSize=12, titleFontSize=14)
-    return chart.encode(x=alt.X("x:Q", axis=axis)).properties(width=320).configure_legend(orient="bottom")
+def layer_lines(layers: list[int], series: dict, y_title: str, title: str) -> charts.SvgChart:
+    """charts.lines narrowed to fit half the page, whole-number layer ticks."""
+    return charts.lines(layers, series, x_title=t("blocks.layer"), y_title=y_title, title=title,
+                        colors=[charts.PALETTE["query"], charts.PALETTE["key"]], width=320, whole_x=True)
 
 
 def residual_charts(stats: dict, several: bool, show_numbers: bool) -> None:
@@ -105,11 +102,10 @@ def residual_charts(stats: dict, several: bool, show_numbers: bool) -> None:
     layer_axis = list(range(len(stats["with"])))
     norm_col, sim_col = st.columns(2, gap="large")
     with norm_col:
-        st.altair_chart(layer_lines(layer_axis, norms, t("blocks.norm_axis"), t("blocks.norm_title")), width="content")
+        panels.svg_image(layer_lines(layer_axis, norms, t("blocks.norm_axis"), t("blocks.norm_title")))
     with sim_col:
         if several:
-            st.altair_chart(layer_lines(layer_axis, similar, t("blocks.cos_axis"), t("blocks.cos_title")),
-                            width="content")
+            panels.svg_image(layer_lines(layer_axis, similar, t("blocks.cos_axis"), t("blocks.cos_title")))
         else:
             st.info(t("blocks.cos_one_token"), icon=":material/info:")
     st.caption(t("blocks.residual_caption"))

@@ -15,7 +15,7 @@ from core.lab.gpt import load_char_model
 from core.lab.kvcache import CacheComparison
 from core.sampling import filter_logits
 
-from . import charts, gpt_run, tables
+from . import charts, gpt_run, panels, tables
 from .i18n import number, t
 
 TOP_CHARS = 10  # bars of the next-character chart
@@ -47,8 +47,8 @@ def loss_chart(run: gpt_run.GPTRun, lang: str) -> None:
               t("gpt.bigram", lang): [run.baselines.bigram] * len(steps),
               t("gpt.unigram", lang): [run.baselines.unigram] * len(steps)}
     colors = (charts.PALETTE["query"], charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["masked"])
-    st.altair_chart(charts.lines(steps, series, x_title=t("train.step", lang), y_title=t("gpt.nats", lang),
-                                 colors=colors), width="content")
+    panels.svg_image(charts.lines(steps, series, x_title=t("train.step", lang), y_title=t("gpt.nats", lang),
+                                  colors=colors))
 
 
 def samples_table(run: gpt_run.GPTRun, expanded: bool) -> None:
@@ -89,8 +89,8 @@ def kv_timings(found: CacheComparison, positions: list[int], repeats: int, lang:
     """Milliseconds per generated position without and with the cache, the speed-up, and the numbers when asked."""
     series = {t("gpt.without_cache", lang): [1000 * s for s in found.plain_seconds],
               t("gpt.with_cache", lang): [1000 * s for s in found.cached_seconds]}
-    st.altair_chart(charts.lines(positions, series, x_title=t("gpt.position", lang), y_title=t("gpt.ms", lang),
-                                 colors=(charts.PALETTE["key"], charts.PALETTE["query"])), width="content")
+    panels.svg_image(charts.lines(positions, series, x_title=t("gpt.position", lang), y_title=t("gpt.ms", lang),
+                                  colors=(charts.PALETTE["key"], charts.PALETTE["query"])))
     st.metric(t("gpt.speedup"), number(found.speedup, ".2f") + "×", help=t("gpt.speedup_help", repeats=repeats))
     if show_numbers:
         tables.dataframe(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, key="gpt_kv_numbers")

@@ -1,7 +1,6 @@
 """Lesson 6's presentation machinery (lessons/06_layer_norm.py): the editable example and its controls, one
 token's calculation in LaTeX, the number tables, the pair's table, the pre/post-norm diagram (SVG drawn on the server
 by ui/diagram.py, not laid out in the browser) and the cached gradient profile with its chart."""
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -125,11 +124,7 @@ def gradient_profile(n_layers: int, d_model: int, n_heads: int, seed: int) -> di
             for wiring in ("pre", "post")}
 
 
-def gradient_chart(layer_axis: list[int], series: dict[str, list[float]]) -> alt.Chart:
+def gradient_chart(layer_axis: list[int], series: dict[str, list[float]]) -> charts.SvgChart:
     """Both wirings' gradient norms as lines with points (N = 1 is one dot), one tick per layer."""
-    chart = charts.lines(layer_axis, series, x_title=t("ln.layer_index"), y_title=t("ln.grad_norm"),
-                         colors=(charts.PALETTE["value"], charts.PALETTE["key"]))
-    return chart.mark_line(point={"size": 60, "filled": True}, strokeWidth=2.5).encode(
-        x=alt.X("x:Q", scale=alt.Scale(domain=[1, max(2, len(layer_axis))]),
-                axis=alt.Axis(title=t("ln.layer_index"), format="d", tickMinStep=1, labelFontSize=12,
-                              titleFontSize=14)))
+    return charts.lines(layer_axis, series, x_title=t("ln.layer_index"), y_title=t("ln.grad_norm"),
+                        colors=(charts.PALETTE["value"], charts.PALETTE["key"]), points=True, whole_x=True)

@@ -99,7 +99,7 @@ def curves(pe: np.ndarray, dim: Callable[..., str]) -> None:
     factors = {j: float(positional.frequency_factor(j // 2, d)) for j in chosen}
     series = {t("pe.curve_name", dim=dim(j=j), fn="sin" if j % 2 == 0 else "cos",
                 wavelength=2 * math.pi * factors[j]): pe[:, j] for j in sorted(chosen)}
-    st.altair_chart(charts.lines(range(P), series, x_title=t("pe.position"), y_title="PE"), width="content")
+    panels.svg_image(charts.lines(range(P), series, x_title=t("pe.position"), y_title="PE"))
 
 
 def frequencies(d: int) -> None:

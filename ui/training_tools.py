@@ -4,7 +4,6 @@ the vocabularies; the live curves' charts; the exports. Each takes the session's
 """
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -25,24 +24,22 @@ CHART_WIDTH = 380  # two charts side by side in the wide layout
 ROLES = {PAD: "train.special_pad", BOS: "train.special_bos", EOS: "train.special_eos"}
 
 
-def curve_charts(run: Run, upto: int, lang: str) -> tuple[alt.Chart | None, alt.Chart]:
+def curve_charts(run: Run, upto: int, lang: str) -> tuple[charts.SvgChart | None, charts.SvgChart]:
     """The loss curve up to step `upto` (the last evaluation: between evaluations neither chart changes, so a
     redraw leaves them as they are) and the three accuracy curves."""
     shown = [r for r in run.trainer.history if r.step <= upto]
     shown = shown[::max(1, len(shown) // 400)]  # at most ~400 points on the chart
     loss = charts.lines([r.step for r in shown], {t("train.loss", lang): [r.loss for r in shown]},
-                        x_title=t("train.step", lang), y_title=t("train.loss", lang)) if shown else None
+                        x_title=t("train.step", lang), y_title=t("train.loss", lang),
+                        width=CHART_WIDTH) if shown else None
     evals = run.evaluations
     series = {t("train.forced_em", lang): [e.teacher_forced_exact_match for e in evals],
               t("train.greedy_em", lang): [e.exact_match for e in evals],
               t("train.greedy_tokens", lang): [e.token_accuracy for e in evals]}
-    chart = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang),
-                         y_title=t("train.accuracy", lang),
-                         colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
-    accuracy = chart.mark_line(point=True, strokeWidth=2.5).encode(
-        x=alt.X("x:Q", axis=alt.Axis(title=t("train.step", lang), format="d", labelFontSize=12, titleFontSize=14)),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(title=t("train.accuracy", lang), format="%", labelFontSize=12, titleFontSize=14)))
+    accuracy = charts.lines([e.step for e in evals], series, x_title=t("train.step", lang),
+                            y_title=t("train.accuracy", lang), width=CHART_WIDTH, points=True, y_domain=(0, 1),
+                            y_percent=True,
+                            colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
     return loss, accuracy
 
 
@@ -152,8 +149,8 @@ def snapshots_section(run: Run) -> None:
                             key="train_snap", row_labels=rows, col_labels=cols, scale="weights", max_width=380)
     spread = [entropy(torch.from_numpy(maps[kind][layer, head])).mean().item() for _, maps in snaps]
     with entropy_col:
-        chart = charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"), y_title=t("train.entropy"))
-        st.altair_chart(chart.properties(width=CHART_WIDTH), width="content")
+        panels.svg_image(charts.lines(steps, {t("train.entropy"): spread}, x_title=t("train.step"),
+                                      y_title=t("train.entropy"), width=CHART_WIDTH))
         st.caption(t("train.entropy_caption", uniform=float(np.log(chosen.shape[1]))))
 
 

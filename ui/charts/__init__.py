@@ -12,7 +12,8 @@ A small package by kind; everything a lesson or a ui module uses is here as ``ch
   matrix panel shows) and small multiples (`facet_svg`, one per head);
 - heatmaps.py: a big matrix as one picture drawn by Vega (`image_heatmap`), and the long form of a matrix
   (`matrix_frame`) that svg.py draws;
-- lines.py: named series, log-log costs, runs' curves, vectors in a plane;
+- svg_lines.py: named series over a shared x, drawn on the server as SVG and shown as an image (`lines`);
+- lines.py: log-log costs, runs' curves, vectors in a plane;
 - bars.py: bars and distributions, a weighted average's parts, value strips;
 - attention.py: head view and model view.
 All user-visible words (axis and tooltip titles) are passed in by the caller, already translated; the few words of
@@ -25,12 +26,13 @@ from .describe import DESCRIBED_ITEMS, named
 from .engine import (FIRST_DIMENSION, HEADING_FONT, LABEL_FONT, TITLE_FONT, ChartText, _finish, _Unvalidated,
                      dimension_labels, unique_labels)
 from .heatmaps import SMALL_MATRIX, image_heatmap, matrix_frame
-from .lines import DASHES, cost_curves, growth_lines, lines, plane_arrows, run_lines
+from .lines import DASHES, cost_curves, growth_lines, plane_arrows, run_lines
 from .numbers import NUMBER_LOCALES, exact, number, short_number, vega_locale
 from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOPS, MASK_COLOURS, MASK_SCALES, PALETTE,
                       SCHEME_STOPS, WEIGHT_STOPS, Scale, _dark, auto_scale, colour_image, kept,
                       legend_title, png_data_url, ramp_image)
 from .svg import SvgChart, facet_svg, heatmap_svg
+from .svg_lines import lines
 
 __all__ = [
     "CATEGORICAL", "DASHES", "DESCRIBED_ITEMS", "FIRST_DIMENSION", "GRID_EMPTY", "GRID_GAP", "HEADING_FONT",

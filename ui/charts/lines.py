@@ -1,4 +1,5 @@
-"""Lines: named series over a shared x (plain, or log-log for costs), several runs' curves, and vectors in a plane.
+"""Lines drawn by Vega: costs on log-log axes, several runs' curves, and vectors in a plane (plain named series
+are drawn on the server: svg_lines.py).
 
 The named-series builders share one long form (`_series_frame`: columns x, y, series) and one colour encoding
 (`_series_color`: the series in the given order, `colors` or CATEGORICAL)."""
@@ -42,22 +43,6 @@ def _log_log(x: Sequence[float], series: dict[str, Sequence[float]], x_title: st
             "color": _series_color("series:N", names, _palette(names, colors), legend),
             "tooltip": [alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=",.0f"),
                         alt.Tooltip("y:Q", title=y_title, format=",.0f")]}
-
-
-def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
-          title: str | None = None, colors: Sequence[str] | None = None, width: int = 480) -> alt.Chart:
-    """One line per named series over a shared x (curves of losses, sines, entropies...). The legend sits below
-    the plot, so `width` is about the whole chart's and two fit side by side on a wide page."""
-    names = list(series)
-    legend = _series_legend(None, orient="bottom", direction="vertical")
-    chart = alt.Chart(_series_frame(x, series)).mark_line(strokeWidth=2.5).encode(
-        x=alt.X("x:Q", axis=_plain_axis(x_title)),
-        y=alt.Y("y:Q", axis=_plain_axis(y_title)),
-        color=_series_color("series:N", names, _palette(names, colors), legend),
-        tooltip=[alt.Tooltip("series:N", title=" "), alt.Tooltip("x:Q", title=x_title, format=".4~f"),
-                 alt.Tooltip("y:Q", title=y_title, format=".4f")])
-    return _finish(chart, width=width, height=260, autosize=_PAD, title=_title(title),
-                   description=_lines_description(_t("a11y.lines_kind"), title, x, x_title, y_title, names))
 
 
 def growth_lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,

@@ -157,9 +157,10 @@ def _matrix(values: np.ndarray, df, kind: Scale, domain: tuple[float, float], g:
     return parts + rects + ["</g>"] + written + ["</g>"]
 
 
-def _document(width: float, height: float, description: str, parts: list[str]) -> SvgChart:
+def _document(width: float, height: float, description: str, parts: list[str], kind: str = "heatmap") -> SvgChart:
+    """The whole SVG: white, `kind` its class (what tests/widgets.py tells heatmaps and line charts apart by)."""
     width, height = math.ceil(width), math.ceil(height)
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="{kind}" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" {FONT} role="img"><title>{escape(description)}</title>'
            f'<rect width="{width}" height="{height}" fill="#FFFFFF"/>{"".join(parts)}</svg>')
     return SvgChart(svg, description, width, height)
