@@ -145,18 +145,19 @@ def curves(run: Run) -> None:
 
 
 def live() -> None:
-    """A chunk of training (when running), then the progress. Reruns itself every CHUNK_SECONDS while running."""
+    """The progress so far, then a chunk of training (when running). Reruns itself every CHUNK_SECONDS while
+    running. Drawn first, so what is drawn reaches the browser while the chunk trains (see training.CHUNK_SECONDS)."""
     run = ss.get(models.RUN_KEY)
     if run is None:
         st.info(t("train.no_run"), icon=":material/info:")
         return
-    if run.running:
-        train_chunk(run)
     if ss.get("train_capped") == run.token:
         st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     headline(run)
     if not run.pretrained:
         curves(run)
+    if run.running:
+        train_chunk(run)
 
 
 SCENES = {  # named settings a lecturer opens with one click (ui/scenes.py); they never start training

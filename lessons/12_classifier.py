@@ -76,13 +76,18 @@ def results(keys: list[tuple], runs: list[ClassifierRun], epochs: int) -> None:
 
 
 def live(keys: list[tuple], epochs: int, was_running: bool) -> None:
-    """One chunk of training when running, then the progress and the results."""
-    if ss["clf_running"]:
-        train_chunk(keys, epochs)
+    """The progress and the results so far, then one chunk of training when running (drawn first: see
+    ui/training.py's CHUNK_SECONDS)."""
     if ss.get("clf_capped"):
         st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
+    results_so_far(keys, epochs)
+    if ss["clf_running"]:
+        train_chunk(keys, epochs)
     if ss["clf_running"] != was_running:
         st.rerun()  # started or finished: redraw the buttons and start or stop the timer
+
+
+def results_so_far(keys: list[tuple], epochs: int) -> None:
     runs = [ss["clf_runs"][k] for k in keys if k in ss["clf_runs"]]
     shown = [k for k in keys if k in ss["clf_runs"]]
     target = len(keys) * epochs * int(ss["clf_steps"])

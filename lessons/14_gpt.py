@@ -85,8 +85,6 @@ def live() -> None:
     if run is None:
         st.info(t("gpt.no_run"), icon=":material/info:")
         return
-    if run.running:
-        train_chunk(run, refused="gpt_refused", capped="gpt_capped")
     if ss.get("gpt_capped") == run.token:
         st.warning(t("train.time_cap", minutes=limits.MAX_RUN_MINUTES), icon=":material/timer_off:")
     trainer, last = run.trainer, run.measures[-1]
@@ -100,6 +98,8 @@ def live() -> None:
     st.markdown(t("gpt.sample_header", step=last.step, seconds=float(last.elapsed)))
     st.code(run.prompt + last.sample, language=None, wrap_lines=True)
     gpt_views.samples_table(run, expanded=settings.show_numbers)
+    if run.running:  # after drawing, as lesson 9 does (see ui/training.py's CHUNK_SECONDS)
+        train_chunk(run, refused="gpt_refused", capped="gpt_capped")
 
 
 def training() -> None:

@@ -103,13 +103,18 @@ def runs_section(outside: tuple) -> None:
 
 
 def live(keys: list[tuple], was_running: bool) -> None:
-    """One chunk of training when running, then the progress, the chart, the table and the verdict."""
+    """The progress, the chart, the table and the verdict so far, then one chunk of training when running (drawn
+    first: see ui/training.py's CHUNK_SECONDS)."""
+    results_so_far(keys)
     if ss["ft_running"]:
         missing = any(k not in ss["ft_runs"] for k in keys)  # building the runs takes a moment: say so
         with st.spinner(t("ft.preparing")) if missing else contextlib.nullcontext():
             train_chunk(keys)
     if ss["ft_running"] != was_running:
         st.rerun()  # started or finished: redraw the buttons, the analysis, and start or stop the timer
+
+
+def results_so_far(keys: list[tuple]) -> None:
     runs = {k[0]: ss["ft_runs"][k] for k in keys if k in ss["ft_runs"]}
     _, _, layers, steps, _ = keys[0]
     total = len(keys) * steps

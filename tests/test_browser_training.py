@@ -16,7 +16,7 @@ from core.evaluation import evaluate
 from core.train import PRESETS, Trainer
 from scripts.browser import page_errors, wait_for_app
 from ui.i18n import number
-from ui.training import EVAL_EXAMPLES, EVAL_SEED
+from ui.training import CHUNK_SECONDS, EVAL_EXAMPLES, EVAL_SEED
 from conftest import require_browser
 
 pytestmark = pytest.mark.browser
@@ -139,5 +139,28 @@ def test_page_switch_and_language_change_mid_training_lose_nothing(app, browser)
         wait_for_app(page)
         assert page_errors(page) == []
         assert greedy_metric(page) == reference_accuracy("copy", "es")
+    finally:
+        context.close()
+
+
+def test_the_live_section_redraws_while_it_trains(app, browser):
+    """Each chunk's progress reaches the browser while the next chunk trains. (When the live section trained
+    first and drew after, Streamlit dropped most redraws: the next run, asked for by the section's timer while
+    the chunk trained, started before the drawing was sent, and lesson 9 stood still for seconds at a time.)
+    A chunk trains CHUNK_SECONDS whatever the machine's speed, so a run of T seconds has about T / CHUNK_SECONDS
+    of them; most must be seen."""
+    context, page = new_page(browser)
+    try:
+        open_training(page, app)
+        page.get_by_role("button", name="Start").click()
+        wait_until(lambda: progress(page)[1] > 0, "a progress bar")
+        began, seen = time.monotonic(), set()
+        while not finished(page) and time.monotonic() < began + TRAINING_BUDGET_SECONDS:
+            seen.add(progress(page)[0])
+            time.sleep(0.05)
+        chunks = (time.monotonic() - began) / CHUNK_SECONDS
+        assert finished(page)
+        shown = sorted(seen - {PRESETS["copy"]["fast"].train.steps})
+        assert len(shown) >= 0.7 * chunks, (len(shown), round(chunks, 1), shown)
     finally:
         context.close()

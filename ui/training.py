@@ -22,8 +22,12 @@ from core.trace import run_with_trace
 from core.evaluation import evaluate
 from core.train import TrainConfig, Trainer
 
-CHUNK_SECONDS = 0.5  # training between two redraws of a live section (lessons 9 and 12): at most two redraws a
-# second, and a click waits at most this long
+# Training between two redraws of a live section (lessons 9, 12, 14 and 15): at most two redraws a second, and a
+# click waits at most this long. A live section draws first and trains after: its timer asks for the next run
+# while this one trains, so that run starts as soon as this one ends, and Streamlit then drops whatever this run
+# enqueued and had not yet sent. Drawn before the chunk, it is sent while the chunk trains (trained first, the
+# page stood still for seconds: lesson 9 showed 3 of 16 chunks of a copy run in session 16's code).
+CHUNK_SECONDS = 0.5
 EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out draws behind the live accuracy curves (repeats count once)
 MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder masked self-attention, cross-attention
