@@ -35,8 +35,9 @@ page showing a greedy exact match of at least 99%, the fraction of that time the
 seconds / wall seconds), and, for comparison, the same preset and seed trained in this process with
 `core.train` and evaluated as the page does (200 held-out examples every `eval_every` steps), no UI at all.
 Then the redraw share: the browser's CPU seconds per wall second over 10 s of a long copy run (5,000 steps, from
-3 s after Start), next to the same share for the smallest live section on an empty page (a fragment that works
-`CHUNK_SECONDS`, then draws one progress bar): what any section that redraws while the script works costs here.
+3 s after Start), next to the same share for the smallest live section on an empty page (a fragment that draws
+one progress bar, then works `CHUNK_SECONDS`, as the lessons' live sections draw and then train): what any section
+that redraws while the script works costs here.
 
 With `--largest`, only the heaviest parts of the page benchmark (`LARGEST_PARTS`), each opened by a link that
 carries its largest settings (tests/benchmarks/bench_pages.py): the link's cold open (shown, not judged: the
@@ -592,13 +593,13 @@ def live_share(session: Session, clock: CpuClock, start) -> tuple[float, float]:
 
 
 def measure_live_floor(browser, reps: int) -> dict:
-    """The redraw share of the smallest live section: a fragment that works CHUNK_SECONDS (a sleep, where lesson
-    9 trains) and then draws one progress bar, rerun every CHUNK_SECONDS, alone on a page."""
+    """The redraw share of the smallest live section: a fragment that draws one progress bar and then works
+    CHUNK_SECONDS (a sleep, where lesson 9 trains), rerun every CHUNK_SECONDS, alone on a page."""
     from ui.training import CHUNK_SECONDS
 
     source = (f"import time\nimport streamlit as st\n\n\n@st.fragment(run_every={CHUNK_SECONDS})\ndef live():\n"
               f"    step = st.session_state['step'] = st.session_state.get('step', 0) + 1\n"
-              f"    time.sleep({CHUNK_SECONDS})\n    st.progress(step % 100 / 100, text=f'Step {{step}}')\n\n\n"
+              f"    st.progress(step % 100 / 100, text=f'Step {{step}}')\n    time.sleep({CHUNK_SECONDS})\n\n\n"
               f"live()\n")
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         script = Path(tmp) / "live.py"
@@ -611,7 +612,7 @@ def measure_live_floor(browser, reps: int) -> dict:
                     shares.append(live_share(session, clock, lambda: session.page.goto(app.url + "/")))
                 finally:
                     session.close()
-    return live_row("floor", f"a live section alone (work {CHUNK_SECONDS:g} s, then a progress bar)", shares)
+    return live_row("floor", f"a live section alone (a progress bar, then work {CHUNK_SECONDS:g} s)", shares)
 
 
 def live_row(page: str, action: str, shares: list[tuple[float, float]]) -> dict:
