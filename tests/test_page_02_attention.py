@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from streamlit.testing.v1 import AppTest
 from conftest import lesson_opener, widget
-from widgets import has_table, heatmaps, table
+from widgets import has_table, heatmaps, line_charts, table
 
 from ui.i18n import t
 
@@ -77,7 +77,7 @@ PART_TABLES = {  # each part's "show the numbers" tables (ui/parts.py: one part 
     "projections": ["X", "W_Q", "Q", "W_K", "K", "W_V", "V"],
     "scores": ["S", "S_scaled", "S_masked", "A", "O", "D"],
     "query": ["prod", "row"],  # "row": more than 24 tokens, the one-query numbers as a panel instead of bars
-    "scaling": ["exp_scores"]}
+    "scaling": ["exp_scores", "saturation"]}
 
 
 def open_part(at: AppTest, part: str) -> AppTest:
@@ -282,6 +282,31 @@ def test_scaling_experiment_numbers(d_k, lang):
         assert metrics[:4] == metrics[4:]  # √1 = 1: nothing changes
     if d_k == 1024:  # saturated without scaling: near one-hot, and almost no gradient
         assert want["raw_max"] > 0.99 and want["raw_jacobian"] < 1e-3 < want["scaled_jacobian"]
+
+
+def test_saturation_curves_and_their_numbers_are_core_s():
+    """The two line charts of the scaling part carry core's entropies and median ‖J‖ at every d_k, and the
+    table under them (with "show the numbers") the same values."""
+    from core.lab.saturation import entropy_by_d_k, saturation_by_d_k
+    from ui.attention_views import D_KS, DRAWS, N_KEYS
+
+    at = start(seed=2, qkv_part="scaling")
+    assert_clean(at)
+    entropies = entropy_by_d_k(D_KS, N_KEYS, 2)
+    C = saturation_by_d_k(D_KS, N_KEYS, 2, DRAWS)
+    entropy_chart, jacobian_chart = line_charts(at)
+    raw, scaled = t("qkv.curve_raw", lang="en"), t("qkv.curve_scaled", lang="en")
+    for chart, (want_raw, want_scaled) in ((entropy_chart, entropies), (jacobian_chart, (C.raw_median,
+                                                                                         C.scaled_median))):
+        np.testing.assert_allclose(chart.series[raw][0], np.log2(D_KS))
+        np.testing.assert_allclose(chart.series[raw][1], want_raw.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(chart.series[scaled][1], want_scaled.numpy(), rtol=1e-6)
+    assert entropy_chart.series[t("qkv.curve_max", lang="en")][1] == pytest.approx([np.log(N_KEYS)] * len(D_KS))
+    numbers = table(at, "qkv_saturation_numbers").to_numpy(dtype=float)  # d_k, then entropy and ‖J‖ both ways
+    np.testing.assert_array_equal(numbers[:, 0], D_KS)
+    np.testing.assert_allclose(numbers[:, 1:], np.stack([entropies[0].numpy(), entropies[1].numpy(),
+                                                         C.raw_median.numpy(), C.scaled_median.numpy()], axis=1),
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("lang, seed", [("en", 0), ("es", 3)])

@@ -5,12 +5,13 @@ import functools
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import core
 from core.lab.analysis import entropy, qkv_attention
 from core.lab.saturation import entropy_by_d_k, saturation_by_d_k, softmax_jacobian, softmax_jacobian_formula
-from ui import charts, panels, state
+from ui import charts, panels, state, tables
 from ui.i18n import md_escape, number, t
 
 CELL_CAP, ROW_CAP = 4096, 64  # at most 4096 drawn cells per chart, at most 64 rows
@@ -105,7 +106,8 @@ def scaling_side(side: str, exp, dk: int, key_labels: list[str]) -> float:
 
 
 def saturation_charts(entropies: tuple, C) -> None:
-    """Mean entropy and median ‖J‖ as d_k grows, without and with scaling (x: log₂ d_k)."""
+    """Mean entropy and median ‖J‖ as d_k grows, without and with scaling (x: log₂ d_k); their numbers in a
+    table when asked for (the charts are images, with no hover)."""
     colours, x = [charts.PALETTE["key"], charts.PALETTE["query"], charts.PALETTE["masked"]], np.log2(D_KS)
     names = (t("qkv.curve_raw"), t("qkv.curve_scaled"))
     entropy_col, jacobian_col = st.columns(2, gap="large")
@@ -119,3 +121,9 @@ def saturation_charts(entropies: tuple, C) -> None:
                                       x_title=t("qkv.log_dk"), y_title=t("qkv.jacobian_axis"),
                                       title=t("qkv.jacobian_curve_title", draws=DRAWS), colors=colours[:2],
                                       width=320))
+    if state.settings().show_numbers:
+        curves = {"d_k": list(D_KS)}
+        for axis, (raw, scaled) in ((t("qkv.entropy_axis"), entropies), (t("qkv.jacobian_axis"),
+                                                                          (C.raw_median, C.scaled_median))):
+            curves |= {f"{names[0]} · {axis}": raw.numpy(), f"{names[1]} · {axis}": scaled.numpy()}
+        tables.dataframe(pd.DataFrame(curves), hide_index=True, key="qkv_saturation_numbers")

@@ -26,7 +26,7 @@ from core.train import TrainConfig, Trainer
 # click waits at most this long. A live section draws first and trains after: its timer asks for the next run
 # while this one trains, so that run starts as soon as this one ends, and Streamlit then drops whatever this run
 # enqueued and had not yet sent. Drawn before the chunk, it is sent while the chunk trains (trained first, the
-# page stood still for seconds: lesson 9 showed 3 of 16 chunks of a copy run in session 16's code).
+# page stood still for seconds: lesson 9 showed 10 of a copy run's ~15 chunks in session 16's code).
 CHUNK_SECONDS = 0.5
 EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out draws behind the live accuracy curves (repeats count once)
 MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
