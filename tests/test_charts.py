@@ -133,7 +133,8 @@ def test_contributions_add_up_to_the_weighted_average():
 def test_lines_carry_their_values_and_colours_in_order():
     """Each series as computed, in the given order (a short one over the first x values, a NaN kept as a gap),
     coloured CATEGORICAL in order or as given, and named in the legend in that order."""
-    chart = line_chart_of(charts.lines([0, 1, 2], {"b": [3, np.nan, 1], "a": [0.125, 2]}, x_title="x", y_title="y").svg)
+    drawn_svg = charts.lines([0, 1, 2], {"b": [3, np.nan, 1], "a": [0.125, 2]}, x_title="x", y_title="y").svg
+    chart = line_chart_of(drawn_svg)
     assert list(chart.series) == ["b", "a"]
     np.testing.assert_array_equal(chart.series["b"][0], [0, 1, 2])
     np.testing.assert_array_equal(chart.series["b"][1], [3, np.nan, 1])

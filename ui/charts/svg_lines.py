@@ -34,7 +34,8 @@ def tick_step(lo: float, hi: float, count: int) -> float:
     raw = (hi - lo) / max(1, count)
     power = 10.0 ** math.floor(math.log10(raw))
     error = raw / power
-    return power * (10 if error >= math.sqrt(50) else 5 if error >= math.sqrt(10) else 2 if error >= math.sqrt(2) else 1)
+    factor = 10 if error >= math.sqrt(50) else 5 if error >= math.sqrt(10) else 2 if error >= math.sqrt(2) else 1
+    return power * factor
 
 
 def axis(values: np.ndarray, length: float, domain: tuple[float, float] | None, whole: bool,
@@ -140,7 +141,8 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
         values = ys[name]
         drawn = [[(px(a), py(b)) for a, b in run] for run in _segments(list(zip(xs.tolist(), values.tolist())))]
         path = " ".join("M" + " L".join(f"{a:.1f},{b:.1f}" for a, b in run) for run in drawn)
-        dots = "".join(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3.5"/>' for run in drawn for a, b in run) if points else ""
+        dots = "".join(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3.5"/>' for run in drawn for a, b in run
+                       if points)
         parts.append(f'<g class="series" data-name="{escape(name)}" data-x="{_numbers(xs[:len(values)])}" '
                      f'data-y="{_numbers(values)}" fill="{colour}"><path d="{path}" fill="none" stroke="{colour}" '
                      f'stroke-width="{STROKE}" stroke-linejoin="round" stroke-linecap="round"/>{dots}</g>')
@@ -150,8 +152,8 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
         parts.append(f'<line x1="{left}" y1="{y - 4}" x2="{left + SWATCH}" y2="{y - 4}" stroke="{colour}" '
                      f'stroke-width="{STROKE}"/>')
         parts.append(_text(left + SWATCH + 6, y, name, anchor="start", extra=' class="legend"'))
-    widest = max([_width(name, LABEL_FONT) + SWATCH + 6 for name in names] + [0])
+    legend_width = max([_width(name, LABEL_FONT) + SWATCH + 6 for name in names] + [0])
     description = _lines_description(_t("a11y.lines_kind"), title, xs.tolist(), x_title, y_title, names)
     overhang = _width(x_labels[-1], LABEL_FONT) / 2 if x_labels else 0  # the last x label, centred on the edge
-    return _document(max(right + max(12, overhang + 4), left + widest + 4), legend_top + 20 * len(names) - 4, description, parts,
-                     kind="lines")
+    return _document(max(right + max(12, overhang + 4), left + legend_width + 4), legend_top + 20 * len(names) - 4,
+                     description, parts, kind="lines")
