@@ -1,9 +1,9 @@
 """Named series over a shared x drawn on the server as SVG and shown as an image (`lines`): losses and accuracies
 while a model trains, sinusoids, activations, entropies.
 
-Drawn by Vega, a line chart cost the browser ~0.05 s of CPU each time its data changed, and lesson 9's two live
-curves, redrawn at every evaluation, kept the browser busy 23% of a training run (as images: 7%; a live section
-that draws only its progress and metrics: 4%; measured in session 17 on a page of its own, load 0.04). The axes
+Drawn by Vega, two line charts whose data changes at each redraw of a live section (every 0.5 s, as lesson 9's
+curves while a model trains) kept the browser busy 29% of the time; as images 15%, against 10% for the section's
+progress bar and metrics alone (measured in session 17 on a page of their own, three 10 s windows, load ~1.5). The axes
 here follow Vega's defaults: a domain that includes zero and ends on "nice" ticks about 40 px apart (d3's ticks,
 steps of 1, 2 or 5 times a power of ten), numbers in the reader's language, the legend below the plot. Each
 series carries its values as computed (`data-x`, `data-y`); an image has no hover, so a caller that offers exact
