@@ -146,7 +146,8 @@ def curves(run: Run) -> None:
 
 def live() -> None:
     """The progress so far, then a chunk of training (when running). Reruns itself every CHUNK_SECONDS while
-    running. Drawn first, so what is drawn reaches the browser while the chunk trains (see training.CHUNK_SECONDS)."""
+    running. Drawn first, so what is drawn reaches the browser while the chunk trains (see ui/training.py's
+    CHUNK_SECONDS)."""
     run = ss.get(models.RUN_KEY)
     if run is None:
         st.info(t("train.no_run"), icon=":material/info:")
