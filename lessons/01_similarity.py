@@ -120,8 +120,8 @@ def one_word(X: np.ndarray, A: np.ndarray, C: np.ndarray, words: list[str], dim_
     st.markdown(t("sim.one_word_intro", word=md_escape(words[i])))
     weights_col, parts_col = st.columns(2, gap="large")
     with weights_col:
-        st.altair_chart(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
-                                    value_title=t("sim.weight")), width="content")
+        panels.svg_image(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
+                                     value_title=t("sim.weight")))
     with parts_col:
         st.altair_chart(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
                                              word_title=t("sim.word"), dim_title=t("sim.dimension"),

@@ -117,8 +117,9 @@ def summary(S: dict[str, np.ndarray], head_names: list[str], n_real: int) -> Non
     bars = (("entropy", "mha.nats", float(np.log(n_real)), 0.01, "query"),
             ("distance", "mha.positions", float(n_real - 1), 1.0, "key"))  # (measure, unit, top, least top, colour)
     for column, (name, unit, top, least, colour) in zip(st.columns(2, gap="large"), bars):
-        column.altair_chart(charts.bars(S[name], head_names, title=t(f"mha.{name}"), value_title=t(unit),
-                                        domain=(0.0, max(top, least)), color=charts.PALETTE[colour]), width="content")
+        with column:
+            panels.svg_image(charts.bars(S[name], head_names, title=t(f"mha.{name}"), value_title=t(unit),
+                                         domain=(0.0, max(top, least)), color=charts.PALETTE[colour]))
 
 
 @st.fragment

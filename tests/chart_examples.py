@@ -1,6 +1,7 @@
 """Every chart builder of ui.charts at small and at edge-case inputs, shared by the chart and accessibility tests:
 the Vega-Lite ones (`BUILDER_EXAMPLES`), the heatmaps drawn as SVG (`SVG_EXAMPLES`, with two readers of its SVG
-that tests/widgets.py's `heatmap_of` leaves out) and the line charts drawn as SVG (`LINE_EXAMPLES`)."""
+that tests/widgets.py's `heatmap_of` leaves out), and the line charts and bars drawn as SVG (`LINE_EXAMPLES`,
+`BAR_EXAMPLES`)."""
 from __future__ import annotations
 
 import re
@@ -18,8 +19,6 @@ def _weights(h: int, n: int) -> np.ndarray:
 
 
 BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case inputs
-    "bars": lambda: charts.bars([0.25, 0.2, 0.55], ["a", "b", "a"], title="B", label_title="w"),
-    "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
     "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
                                                   WORDS[:2], ["d1", "d2", "d3"], title="C"),
     "head view": lambda: charts.head_view(_weights(4, 6), WORDS + ["x"], [0, 2], ["h0", "h1", "h2", "h3"], title="H"),
@@ -40,8 +39,6 @@ BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case input
     "attention grid": lambda: charts.attention_grid(_weights(6, 5).reshape(2, 3, 5, 5), ["L1", "L2"],
                                                     ["h1", "h2", "h3"], value_title="w", notes=list("abcdef"),
                                                     title="G"),
-    "distribution bars": lambda: charts.distribution_bars([0.6, 0.0, 0.4], "abc", kept=[True, False, True],
-                                                          ghost=[0.5, 0.2, 0.3], marked=2, title="D"),
     "run lines": lambda: charts.run_lines([("N = 1", "pre", [0.5, None, 0.9]), ("N = 2", "post", [0.1, 0.2])],
                                           x_title="epoch", y_title="acc", color_title="N", dash_title="norm"),
 }
@@ -88,3 +85,18 @@ def value_texts(svg: str) -> list[tuple[str, str]]:
 def legend_ticks(texts: list[str]) -> list[str]:
     """A ramp legend's tick labels, high to low: the last three texts of a heatmap_svg."""
     return texts[-3:]
+
+
+BAR_EXAMPLES = {  # charts.bars and distribution_bars (drawn as SVG) at small and at edge-case inputs
+    "bars": lambda: charts.bars([0.25, 0.2, 0.55], ["a", "b", "a"], title="B", label_title="w"),
+    "bars free domain": lambda: charts.bars(np.arange(30) - 3.5, range(30), domain=None, width=200),
+    "bars, all negative, long labels": lambda: charts.bars([-2.5, -0.125], ["a label far too long to be written whole",
+                                                                           "b"], domain=None, value_title="score"),
+    "distribution bars": lambda: charts.distribution_bars([0.6, 0.0, 0.4], "abc", kept=[True, False, True],
+                                                          ghost=[0.5, 0.2, 0.3], marked=2, title="D"),
+    "distribution bars, counts": lambda: charts.distribution_bars([30, 0, 12], "xyz", ghost=[25.5, 3.0, 13.5],
+                                                                  kept=[True, False, True], domain=None,
+                                                                  value_format=".0f", label_title="token",
+                                                                  title="A title long enough to be written on "
+                                                                        "two lines or more"),
+}

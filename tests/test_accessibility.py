@@ -29,10 +29,11 @@ import pytest
 from chart_examples import value_texts
 from conftest import start_page
 from streamlit import dataframe_util
-from widgets import heatmaps, line_charts
+from widgets import bar_charts, heatmaps, line_charts
 
 from ui import charts
 from ui.charts.palette import RAMP_STEPS, cell_colours, ramp_domain
+from ui.charts.svg_bars import REMOVED_INK
 from ui.i18n import lookup, t
 from ui.lessons import PAGES
 
@@ -340,8 +341,6 @@ ROLE_COLOURS = {c.upper() for c in (*charts.PALETTE.values(), *charts.HEAD_COLOR
 RAMP_COLOURS = {c.upper() for _, c in (*charts.IMAGE_STOPS, *charts.WEIGHT_STOPS)}
 NEUTRAL = {  # colours outside the palettes, and why they are fine
     "#FFFFFF": "white: the lines between heatmap cells and the text on dark cells (test_cell_text_contrasts...)",
-    "TRANSPARENT": "no outline: the bars that are not the chosen token",
-    "#6E6E6E": "grey text of a token a filter removed, written next to its ✕ (contrast with white checked below)",
 }
 CHANNELS = ("color", "fill", "stroke")
 
@@ -463,6 +462,19 @@ def test_every_svg_line_chart_uses_checked_colours(case):
         assert not closest or closest[0][0] >= DISTINCT, (k, [c for c in closest if c[0] < DISTINCT])
 
 
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_svg_bar_chart_uses_checked_colours(case):
+    """A bar chart drawn on the server uses role colours only (white behind, ink axes and text, the masked grey
+    of a removed token's bar and of the bars behind, the removed token's grey text), and its bar colours stay
+    apart in every simulation."""
+    at = drawn(*case, "en")
+    for k, chart in enumerate(bar_charts(at)):
+        colours = {c.upper() for c in re.findall(r'(?:fill|stroke)="([^"]+)"', chart.svg)} - {"NONE"}
+        assert colours <= ROLE_COLOURS | {"#FFFFFF", REMOVED_INK}, (k, colours - ROLE_COLOURS)
+        closest = closest_pairs({c.upper(): c for c in chart.fills})
+        assert not closest or closest[0][0] >= DISTINCT, (k, [c for c in closest if c[0] < DISTINCT])
+
+
 # The colours a heatmap drawn as SVG may use: each kind's ramp as cell_colours computes it (every one of its
 # RAMP_STEPS steps), and the fixed ones (masked cells, a mask's two categories, white lines and text, ink text).
 SVG_RAMPS = {kind: set(cell_colours(np.linspace(0.0, 1.0, RAMP_STEPS), kind, (0.0, 1.0)))
@@ -491,7 +503,7 @@ def test_every_svg_heatmap_uses_checked_colours(case):
 
 
 def test_the_grey_of_removed_tokens_reads_on_white():
-    assert contrast(rgb("#6E6E6E"), np.ones(3)) >= 4.5  # WCAG AA for text
+    assert contrast(rgb(REMOVED_INK), np.ones(3)) >= 4.5  # WCAG AA for text
 
 
 # ---- text alternatives -----------------------------------------------------------------------------------
@@ -509,15 +521,15 @@ def test_every_builder_describes_its_chart():
     assert heat.startswith(heading + ": ")
     for part in ("2 × 3", "a, b", "x, y, z", f"{-0.5:.2f}", f"{2.0:.2f}", "1 cells"):
         assert part in heat, part
-    bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()["description"]
+    bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").description
     assert bars.endswith("w: p = 0.25, q = 0.75")
-    many = charts.bars(np.arange(20.0), range(20), domain=None).to_dict()["description"]
+    many = charts.bars(np.arange(20.0), range(20), domain=None).description
     assert "11 = 11.00" in many and "12 = " not in many and many.endswith("…")
     facet = charts.facet_svg([np.eye(2), 0.5 * np.eye(2)], ["h1", "h2"], "ab", "ab").description
     assert "2" in facet and "h1, h2" in facet and "2 × 2" in facet and "0.00" in facet and "1.00" in facet
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0, d1): q = (1.00, -0.50)")
-    from chart_examples import BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES
+    from chart_examples import BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES
 
     for name, build in BUILDER_EXAMPLES.items():
         description = build().to_dict()["description"]
@@ -527,9 +539,10 @@ def test_every_builder_describes_its_chart():
         kind = "a11y.facet_kind" if name.startswith("facet") else "a11y.heatmap_kind"
         assert chart.description.startswith(t(kind, lang="en")), name
         assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name  # where the SVG is opened
-    for name, build in LINE_EXAMPLES.items():
+    for name, build in (LINE_EXAMPLES | BAR_EXAMPLES).items():
         chart = build()
-        assert chart.description.startswith(t("a11y.lines_kind", lang="en")), name
+        kind = "a11y.bars_kind" if name in BAR_EXAMPLES else "a11y.lines_kind"
+        assert chart.description.startswith(t(kind, lang="en")), name
         assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name
 
 
@@ -555,10 +568,10 @@ def test_every_chart_on_every_page_has_a_description_in_its_language(case, lang)
 @pytest.mark.parametrize("lang", ["en", "es"])
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, lang):
-    """The img's alt of every heatmap and line chart drawn on the server (and the SVG's own title, read where it
-    is opened)."""
+    """The img's alt of every heatmap, line chart and bar chart drawn on the server (and the SVG's own title, read
+    where it is opened)."""
     at = drawn(*case, lang)
-    for k, chart in enumerate([*heatmaps(at), *line_charts(at)]):
+    for k, chart in enumerate([*heatmaps(at), *line_charts(at), *bar_charts(at)]):
         description = chart.description
         assert description.strip(), (k, chart.svg[:300])
         assert spoken(description, lang), (k, description)
@@ -567,8 +580,8 @@ def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, l
 
 
 def test_named_puts_a_title_in_the_description():
-    chart = charts.bars([0.5, 0.5], "ab", value_title="v")
-    untitled, kind = chart.description, t("a11y.bars_kind", lang="en")
+    chart = charts.contributions(np.array([0.5, 0.5]), np.eye(2), "ab", ["d1", "d2"], value_title="v")
+    untitled, kind = chart.description, t("a11y.stacked_kind", lang="en")
     assert charts.named(chart, "S = X Xᵀ") is chart
     heading = t("a11y.titled", lang="en", kind=kind, title="S = X Xᵀ")
     assert chart.to_dict()["description"] == heading + untitled[len(kind):]
@@ -601,5 +614,5 @@ def test_a_page_with_charts_shows_their_numbers(case):
     """With "show the numbers" on, a page that draws charts also shows tables (the text alternative of a chart
     is its numbers)."""
     at = drawn(*case, "en")
-    if at.get("vega_lite_chart") or heatmaps(at):
+    if at.get("vega_lite_chart") or heatmaps(at) or bar_charts(at):
         assert number_tables(at) >= 1, case

@@ -10,8 +10,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
-from chart_examples import BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks, value_texts
-from widgets import Heatmap, heatmap_of, line_chart_of
+from chart_examples import (BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks,
+                            value_texts)
+from widgets import Heatmap, bar_chart_of, heatmap_of, line_chart_of
 
 from ui import charts
 from ui.charts.palette import SCHEME_STOPS, ramp_domain
@@ -21,20 +22,6 @@ from ui.charts.svg_lines import axis, tick_label, tick_step
 ROOT = Path(__file__).resolve().parents[1]
 
 OKABE_ITO = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"}
-
-
-def layers(spec: dict) -> list[dict]:
-    return spec.get("layer") or spec["spec"]["layer"]
-
-
-def color_scale(spec: dict) -> dict:
-    return next(l["encoding"]["color"]["scale"] for l in layers(spec)
-                if l["mark"]["type"] == "rect" and "color" in l.get("encoding", {}))
-
-
-def dataset(spec: dict) -> list[dict]:
-    (rows,) = spec["datasets"].values()
-    return rows
 
 
 def drawn(chart: charts.SvgChart) -> Heatmap:
@@ -116,10 +103,33 @@ def test_small_multiples_share_one_scale_in_panel_order():
 
 
 def test_bars_keep_order_and_the_weights_domain():
-    spec = charts.bars([0.25, 0.2, 0.55], ["a", "b", "c"], value_title="weight").to_dict()
-    bar = layers(spec)[0]
-    assert bar["encoding"]["y"]["sort"] == ["a", "b", "c"] and bar["encoding"]["x"]["scale"]["domain"] == [0, 1]
-    assert [r["text"] for r in dataset(spec)] == ["0.25", "0.20", "0.55"]
+    """Bars top to bottom in the given order, each as long as its value on the 0..1 axis (ticks at both ends), its
+    value written after it."""
+    chart = charts.bars([0.25, 0.2, 0.55], ["a", "b", "c"], value_title="weight")
+    drawn_bars = bar_chart_of(chart.svg)
+    assert drawn_bars.labels == ["a", "b", "c"] and drawn_bars.values.tolist() == [0.25, 0.2, 0.55]
+    assert drawn_bars.written == ["0.25", "0.20", "0.55"] and {"0.0", "1.0", "weight"} <= set(drawn_bars.texts)
+    rects = [(float(x), float(w)) for x, w in re.findall(r'<rect class="bar" x="([^"]+)" y="[^"]+" width="([^"]+)"',
+                                                         chart.svg)]
+    zero = rects[0][0]
+    ones = [w / v for (_, w), v in zip(rects, [0.25, 0.2, 0.55])]  # px per unit: the same for every bar
+    assert all(x == zero for x, _ in rects) and max(ones) - min(ones) < 1.0
+
+
+def test_distribution_bars_mark_removed_ghost_and_chosen_tokens():
+    chart = charts.distribution_bars([0.6, 0.0, 0.4], ["a", "b", "c"], kept=[True, False, True], ghost=[0.5, 0.2, 0.3],
+                                     marked=2, removed_text="✕ gone", marked_text="◀ here")
+    shown = bar_chart_of(chart.svg)
+    assert shown.written == ["0.60", "✕ gone", "0.40  ◀ here"] and shown.marked == [2]
+    assert shown.fills == [charts.PALETTE["query"], charts.PALETTE["masked"], charts.PALETTE["query"]]
+    assert shown.ghosts.tolist() == [0.5, 0.2, 0.3]
+    starts = [float(x) for x in re.findall(r'<text x="([^"]+)"[^>]*class="value"', chart.svg)]
+    ends = [float(x) + float(w) for x, w in re.findall(r'<rect class="(?:bar|ghost)" x="([^"]+)" y="[^"]+" '
+                                                       r'width="([^"]+)"', chart.svg)]  # ghost, bar; per row
+    assert [round(start - max(ends[2 * k:2 * k + 2]), 1) for k, start in enumerate(starts)] == [4.0] * 3  # after the longer
+    plain = bar_chart_of(charts.distribution_bars([3, 1], ["x", "y"], domain=None, value_format=".0f").svg)
+    assert plain.ghosts is None and plain.marked == [] and plain.written == ["3", "1"]
+    assert "✕" not in plain.svg and 'class="ghost"' not in plain.svg
 
 
 def test_contributions_add_up_to_the_weighted_average():
@@ -148,16 +158,19 @@ def test_lines_carry_their_values_and_colours_in_order():
     assert f'fill="{charts.PALETTE["key"]}"' in given
 
 
-@pytest.mark.parametrize("name", list(LINE_EXAMPLES))
-def test_every_line_chart_is_well_formed(name):
-    """The SVG parses, its size is the one the page is told, its title is its text alternative, and every point
-    and tick label lies inside it."""
-    chart = LINE_EXAMPLES[name]()
+@pytest.mark.parametrize("name", [*LINE_EXAMPLES, *BAR_EXAMPLES])
+def test_every_line_and_bar_chart_is_well_formed(name):
+    """The SVG parses, its size is the one the page is told, its title is its text alternative, and every point,
+    bar and tick label lies inside it."""
+    chart = (LINE_EXAMPLES | BAR_EXAMPLES)[name]()
     root = ET.fromstring(chart.svg)
     assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
     assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
     coords = [float(v) for path in re.findall(r' d="([^"]+)"', chart.svg) for v in re.findall(r"-?\d+\.?\d*", path)]
     assert coords and all(0 <= v <= max(chart.width, chart.height) for v in coords)
+    for x, y, w, h in re.findall(r'<rect class="\w+" x="([^"]+)" y="([^"]+)" width="([^"]+)" height="([^"]+)"',
+                                 chart.svg):
+        assert 0 <= float(x) <= float(x) + float(w) <= chart.width and 0 <= float(y) <= float(y) + float(h) <= chart.height
     for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
                                       chart.svg):
         half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
@@ -242,7 +255,7 @@ def test_every_svg_heatmap_is_well_formed(name):
 def test_drawing_skips_validation_but_tests_can_ask_for_it():
     from altair.utils.schemapi import SchemaValidationError
 
-    chart = charts.bars([0.5, 0.5], "ab")
+    chart = charts.contributions(np.array([0.5, 0.5]), np.eye(2), "ab", ["d1", "d2"])
     chart.width = "wide"  # not a valid width; set directly, as .properties() would refuse it
     assert chart.to_dict()["width"] == "wide"  # what st.altair_chart calls: no schema check
     with pytest.raises(SchemaValidationError):

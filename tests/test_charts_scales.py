@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 from chart_examples import legend_ticks, value_texts
-from widgets import Heatmap, heatmap_of, line_chart_of
+from widgets import Heatmap, bar_chart_of, bar_charts, heatmap_of, line_chart_of
 
 from ui import charts
 from ui.charts import numbers
@@ -190,14 +190,25 @@ def test_every_line_chart_writes_its_numbers_in_the_language(spanish):
     assert "12.000" in texts and "2500" in texts
 
 
+def test_every_bar_chart_writes_its_numbers_in_the_language(spanish):
+    from chart_examples import BAR_EXAMPLES
+
+    for name, build in BAR_EXAMPLES.items():
+        chart = bar_chart_of(build().svg)
+        english = [text for text in chart.texts if re.search(r"\d\.\d", text)]
+        assert not english, (name, english)
+        assert any(re.fullmatch(r"-?\d+,\d+", text) for text in chart.texts) or name.endswith("counts"), name
+
+
 def test_spanish_cells_tooltips_and_descriptions_write_a_decimal_comma(spanish):
     chart = charts.heatmap_svg(np.array([[0.5, -1.25], [2.0, -np.inf]]), "ab", "ab", scale="diverging")
     assert [text for _, text in value_texts(chart.svg)] == ["0,50", "-1,25", "2,00", "−∞"]
     assert [exact for *_, exact in drawn(chart).cells] == ["0,5000", "-1,2500", "2,0000", "-inf"]
     assert legend_ticks(drawn(chart).texts) == ["2,00", "0,00", "-2,00"]
     assert "de -1,25 a 2,00" in chart.description
-    bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()
-    assert bars["description"].endswith("w: p = 0,25; q = 0,75")
+    bars = charts.bars([0.25, 0.75], ["p", "q"], value_title="w")
+    assert bars.description.endswith("w: p = 0,25; q = 0,75")
+    assert bar_chart_of(bars.svg).written == ["0,25", "0,75"] and "0,4" in bar_chart_of(bars.svg).texts
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0; d1): q = (1,00; -0,50)")
     parts = charts.contributions(np.array([0.5]), np.array([[0.25]]), ["a"], ["d0"]).to_dict()
@@ -208,7 +219,8 @@ def test_vega_writes_the_axes_with_the_charts_locale(spanish):
     """Vega itself (vl-convert runs it; so do the PNG and SVG downloads) writes the axis labels with a comma."""
     import vl_convert
 
-    svg = vl_convert.vegalite_to_svg(charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict())
+    svg = vl_convert.vegalite_to_svg(charts.contributions(np.array([1.0]), np.array([[0.9, 0.5]]), ["a"],
+                                                          ["d1", "d2"]).to_dict())
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert {"0,2", "0,4", "0,6", "0,8"} <= set(labels) and not any(re.fullmatch(r"\d\.\d", s) for s in labels)
 
@@ -220,8 +232,9 @@ def test_a_spanish_session_draws_every_chart_with_a_decimal_comma():
     at = start_page(ROOT / "app.py", lesson="lessons/01_similarity.py", lang="es", numbers=False)
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     assert specs and all(s["config"]["locale"]["number"]["decimal"] == "," for s in specs)
-    bars = [s for s in specs if s["description"].startswith(t("a11y.bars_kind", lang="es"))]
-    assert bars and all(re.search(r"= \d+,\d\d", s["description"]) for s in bars)
+    bars = bar_charts(at)  # drawn on the server
+    assert bars and all(re.search(r"= \d+,\d\d", b.description) for b in bars)
+    assert all(re.fullmatch(r"\d+,\d\d", text) for b in bars for text in b.written)
 
 
 def test_the_lessons_score_matrices_are_drawn_as_scores():
@@ -240,7 +253,7 @@ def test_the_lessons_score_matrices_are_drawn_as_scores():
 def test_spanish_axes_and_legends_write_four_digits_unseparated(spanish):
     from ui.charts import numbers
 
-    spec = charts.bars([0.25, 0.75], ["p", "q"], value_title="w").to_dict()
+    spec = charts.growth_lines([0, 1], {"a": [0.2, 0.9]}, x_title="x", y_title="y").to_dict()
     assert spec["config"]["axis"]["labelExpr"] == spec["config"]["legend"]["labelExpr"] == numbers.FOUR_DIGITS
     assert numbers.label_config("en") == {}
     # The expression drops the one thousands point of a label from 1000 to 9999 and nothing else: Vega's

@@ -1,4 +1,4 @@
-"""Lesson 10 (decoding strategies) through AppTest, plus charts.distribution_bars.
+"""Lesson 10 (decoding strategies) through AppTest.
 
 Numbers are checked against references written here: the toy distributions by numpy and plain-Python sorting,
 the model's next-token logits and sequence log-probabilities by teacher-forced forward passes of the same
@@ -20,6 +20,7 @@ import pytest
 import torch
 from conftest import lesson_opener, table_editor, widget
 from streamlit.testing.v1 import AppTest
+from widgets import bar_charts
 
 from core.checkpoints import load_checkpoint
 from core.decoding import beam_paths, beam_search, greedy_decode, next_token_logits
@@ -109,6 +110,18 @@ def check_toy(at: AppTest, z: np.ndarray, T: float, k: int, p: float, draws: int
     counts = got[t("dec.col_draws")].to_numpy(float)
     assert counts.sum() == draws and counts[want["final"] == 0].sum() == 0
     np.testing.assert_allclose(got[t("dec.col_expected")].to_numpy(float), draws * want["final"], atol=1e-9)
+    shown = bar_charts(at)  # the five distributions, then the draws against what they expect
+    assert len(shown) == 6 and all(chart.labels == list(got.index) for chart in shown)
+    for chart, (name, values) in zip(shown, want.items()):
+        np.testing.assert_allclose(chart.values, values, atol=1e-12, err_msg=name)
+    for chart in shown[2:5]:  # the filters: what they removed is grey, written as removed
+        removed = chart.values == 0
+        assert [fill == charts.PALETTE["masked"] for fill in chart.fills] == removed.tolist()
+        assert [text == t("dec.removed") for text in chart.written] == removed.tolist()
+        np.testing.assert_allclose(chart.ghosts, want[f"T = {T:g}"], atol=1e-12)
+    np.testing.assert_array_equal(shown[5].values, counts)
+    np.testing.assert_allclose(shown[5].ghosts, draws * want["final"], atol=1e-9)
+    assert shown[0].marked == [int(np.argmax(z))]
 
 
 def teacher_forced(model, src: torch.Tensor, tokens: list[int]) -> tuple[torch.Tensor, float]:
@@ -424,20 +437,6 @@ def test_language_switch_keeps_the_choices():
     assert widget(at, "slider", "dec_m_temp").value == 2.0
     assert widget(at, "radio", "dec_view").value == "beam"
     assert at.title[0].value == t("dec.title", lang="es")
-
-
-# ---- the chart builder ------------------------------------------------------------------------------------
-
-def test_distribution_bars_marks_removed_and_chosen_tokens():
-    chart = charts.distribution_bars([0.6, 0.0, 0.4], ["a", "b", "c"], kept=[True, False, True], ghost=[0.5, 0.2, 0.3],
-                                     marked=2, removed_text="✕ gone", marked_text="◀ here")
-    data = pd.DataFrame(chart.to_dict()["datasets"][next(iter(chart.to_dict()["datasets"]))])
-    assert data["text"].tolist() == ["0.60", "✕ gone", "0.40  ◀ here"]
-    assert data["kept"].tolist() == [True, False, True] and data["marked"].tolist() == [False, False, True]
-    assert data["end"].tolist() == [0.6, 0.2, 0.4]  # the text sits after the longer of the two bars
-    assert len(chart.to_dict()["layer"]) == 3
-    plain = charts.distribution_bars([3, 1], ["x", "y"], domain=None, value_format=".0f")
-    assert len(plain.to_dict()["layer"]) == 2 and "domain" not in str(plain.to_dict()["layer"][0]["encoding"]["x"])
 
 
 # ---- where beam search beats greedy ----------------------------------------------------------------------

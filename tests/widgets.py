@@ -263,7 +263,7 @@ def heatmap_of(svg: str, description: str = "") -> Heatmap:
 
 
 def svg_images(container, kind: str) -> list[tuple[str, str]]:
-    """(SVG, description) of every image of `kind` ("heatmap" or "lines") that ui.panels.svg_image showed in
+    """(SVG, description) of every image of `kind` ("heatmap", "lines" or "bars") that ui.panels.svg_image showed in
     `container` (AppTest's main area, a block, or the app), in page order."""
     found = []
     for element in container.get("markdown"):
@@ -300,3 +300,33 @@ def line_chart_of(svg: str, description: str = "") -> LineChart:
 def line_charts(container) -> list[LineChart]:
     """Every server-drawn line chart in `container`, in page order."""
     return [line_chart_of(svg, description) for svg, description in svg_images(container, "lines")]
+
+
+@dataclasses.dataclass(frozen=True)
+class BarChart:
+    description: str  # the img's alt
+    svg: str
+    labels: list[str]  # top to bottom, as the bars' data (unique, uncut)
+    values: np.ndarray  # as computed
+    ghosts: np.ndarray | None  # the grey bars behind, as computed (None without)
+    fills: list[str]  # each bar's colour
+    marked: list[int]  # the outlined bars
+    written: list[str]  # the text after each bar
+    texts: list[str]  # every text element (title, labels, values, ticks, axis titles)
+
+
+def bar_chart_of(svg: str, description: str = "") -> BarChart:
+    """What one SVG of charts.bars or charts.distribution_bars shows."""
+    bars = re.findall(r'<rect class="bar" [^>]*fill="([^"]+)"( stroke="[^"]+")?[^>]* data-label="([^"]*)" '
+                      r'data-value="([^"]+)">', svg)  # (fill, outline, label, value)
+    ghosts = re.findall(r'<rect class="ghost" [^>]*data-value="([^"]+)"', svg)
+    return BarChart(description, svg, [html.unescape(label) for _, _, label, _ in bars],
+                    np.array([float(v) for *_, v in bars]), np.array([float(v) for v in ghosts]) if ghosts else None,
+                    [fill for fill, *_ in bars], [k for k, (_, outline, *_) in enumerate(bars) if outline],
+                    [html.unescape(s) for s in re.findall(r'<text [^>]*class="value">([^<]*)</text>', svg)],
+                    [html.unescape(s) for s in re.findall(r"<text [^>]*>([^<]*)</text>", svg)])
+
+
+def bar_charts(container) -> list[BarChart]:
+    """Every server-drawn bar chart in `container`, in page order."""
+    return [bar_chart_of(svg, description) for svg, description in svg_images(container, "bars")]

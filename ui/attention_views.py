@@ -75,12 +75,14 @@ def query_row(words: list[str], i: int, sums: np.ndarray, M: dict[str, np.ndarra
     """Query i's dot products and softmax weights: two bar charts, or one compact panel past MAX_BARS keys."""
     if len(words) <= MAX_BARS:
         sums_col, soft_col = st.columns(2, gap="large")
-        sums_col.altair_chart(charts.bars(sums, words, color=charts.PALETTE["query"], domain=None,
-                                          title=t("qkv.sums_title", word=words[i]), label_title=t("qkv.key"),
-                                          value_title=t("qkv.sum")), width="content")
-        soft_col.altair_chart(charts.bars(M["A"][i], words, color=charts.PALETTE["highlight"],
-                                          title=t("qkv.softmax_title", word=words[i]), label_title=t("qkv.key"),
-                                          value_title=t("qkv.weight")), width="content")
+        with sums_col:
+            panels.svg_image(charts.bars(sums, words, color=charts.PALETTE["query"], domain=None,
+                                         title=t("qkv.sums_title", word=words[i]), label_title=t("qkv.key"),
+                                         value_title=t("qkv.sum")))
+        with soft_col:
+            panels.svg_image(charts.bars(M["A"][i], words, color=charts.PALETTE["highlight"],
+                                         title=t("qkv.softmax_title", word=words[i]), label_title=t("qkv.key"),
+                                         value_title=t("qkv.weight")))
     else:  # 64 bars would be 2000 px tall: one compact panel of the same numbers instead
         row = np.stack([sums, M["S_scaled"][i], M["A"][i]])  # (3, n)
         panel(row, "qkv_row", t("qkv.row_panel_title", word=md_escape(words[i])),
@@ -99,8 +101,8 @@ def scaling_side(side: str, exp, dk: int, key_labels: list[str]) -> float:
               (t("qkv.jacobian"), number(float(jac.norm()), ".2e")))
     for slot, (label, value) in zip([*st.columns(2), *st.columns(2)], values):  # two rows of two
         slot.metric(label, value)
-    st.altair_chart(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"], title=t("qkv.row_title"),
-                                label_title=t("qkv.key"), value_title=t("qkv.weight")), width="content")
+    panels.svg_image(charts.bars(p.numpy(), key_labels, color=charts.PALETTE["highlight"], title=t("qkv.row_title"),
+                                 label_title=t("qkv.key"), value_title=t("qkv.weight")))
     st.caption(t("qkv.jacobian_check", err=float((jac - softmax_jacobian_formula(p)).abs().max())))
     return float(jac.norm())
 

@@ -54,8 +54,8 @@ def bars(col, values, labels, title, **kw) -> None:
     with col:
         st.markdown(f"##### {title}")
         kw = {"value_title": t("dec.probability"), "ghost_title": t("dec.before")} | kw
-        st.altair_chart(charts.distribution_bars(values, labels, removed_text=t("dec.removed"),
-                                                 marked_text=t("dec.chosen"), **kw), width="content")
+        panels.svg_image(charts.distribution_bars(values, labels, removed_text=t("dec.removed"),
+                                                  marked_text=t("dec.chosen"), **kw))
 
 
 def input_problem(error: TaskInputError, task) -> str:

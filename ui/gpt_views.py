@@ -74,10 +74,10 @@ def next_char_bars(before: torch.Tensor, after: torch.Tensor, chosen: int, vocab
     top = torch.argsort(before, descending=True, stable=True)[:TOP_CHARS].tolist()
     shown = top if chosen in top else top[:-1] + [chosen]
     labels = [char_label(vocab.chars[i]) for i in shown]
-    st.altair_chart(charts.distribution_bars(after[shown].tolist(), labels, kept=[bool(after[i] > 0) for i in shown],
-                                             ghost=before[shown].tolist(), marked=shown.index(chosen),
-                                             value_title=t("gpt.probability"), ghost_title=t("gpt.model_p"),
-                                             label_title=t("gpt.next_char")), width="content")
+    panels.svg_image(charts.distribution_bars(after[shown].tolist(), labels, kept=[bool(after[i] > 0) for i in shown],
+                                              ghost=before[shown].tolist(), marked=shown.index(chosen),
+                                              value_title=t("gpt.probability"), ghost_title=t("gpt.model_p"),
+                                              label_title=t("gpt.next_char")))
     st.caption(t("gpt.bars_caption"))
     if show_numbers:
         tables.dataframe(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),

@@ -83,9 +83,8 @@ def decoding_steps(task, found) -> None:
                   chosen=md_escape(generated[step - 1]), p=float(probs[step - 1].max())))
     top = np.argsort(-probs[step - 1])[:TOP_TOKENS]
     labels = [task.tgt_vocab.tokens[i] for i in top]
-    st.altair_chart(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
-                                label_title=t("train.next_token"), title=t("train.next_title", step=step)),
-                    width="content")
+    panels.svg_image(charts.bars(probs[step - 1][top], labels, value_title=t("train.probability"),
+                                 label_title=t("train.next_token"), title=t("train.next_title", step=step)))
     if state.settings().show_numbers:
         inputs = [" ".join([BOS, *generated[:i]]) for i in range(k)]  # the decoder's input at each step
         tables.dataframe(pd.DataFrame({t("train.decoder_input_col"): inputs, t("train.next_token"): generated,
@@ -166,15 +165,14 @@ def errors_section(run: Run) -> None:
     labels = [str(i + 1) for i in range(len(report.position_accuracy) - 1)] + [EOS]
     pos_col, group_col = st.columns(2, gap="large")
     with pos_col:
-        st.altair_chart(charts.bars(report.position_accuracy, labels, value_title=t("train.token_accuracy"),
-                                    label_title=t("train.position"), title=t("train.by_position")), width="content")
+        panels.svg_image(charts.bars(report.position_accuracy, labels, value_title=t("train.token_accuracy"),
+                                     label_title=t("train.position"), title=t("train.by_position")))
     if report.groups:
         with group_col:
             names = list(report.groups)
-            st.altair_chart(charts.bars([report.groups[g][0] for g in names],
-                                        [t(f"train.group_of.{task.name}", g=g, n=report.groups[g][1]) for g in names],
-                                        value_title=t("train.exact_match"), title=t(f"train.by_of.{task.name}")),
-                            width="content")
+            panels.svg_image(charts.bars([report.groups[g][0] for g in names],
+                                         [t(f"train.group_of.{task.name}", g=g, n=report.groups[g][1]) for g in names],
+                                         value_title=t("train.exact_match"), title=t(f"train.by_of.{task.name}")))
     if report.mistakes:
         st.container(key="train_mistakes").dataframe(  # its container names the table (tests)
             pd.DataFrame(report.mistakes, columns=[t("train.col_source"), t("train.col_expected"),

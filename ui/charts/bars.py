@@ -1,5 +1,5 @@
-"""Bars: values per label (one bar chart for every use: plain values, a distribution with filtered and chosen
-tokens), how a weighted average is built (stacked parts per dimension), and how rows' values spread (strips)."""
+"""Drawn by Vega: how a weighted average is built (stacked parts per dimension), and how rows' values spread
+(strips). Bars of values per label are drawn on the server (svg_bars.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,79 +11,8 @@ import pandas as pd
 from .describe import _describe, _listed, _pairs, _t, _titled
 from .engine import (_PAD, FIRST_DIMENSION, LABEL_FONT, TITLE_FONT, _finish, _plain_axis, _series_legend, _title,
                      dimension_labels, layer, unique_labels)
-from .numbers import exact, number, short_number
+from .numbers import exact, short_number
 from .palette import CATEGORICAL, PALETTE
-
-
-def _bar_chart(values: Sequence[float], labels: Sequence[object], texts: list[str], *, value_title: str,
-               label_title: str | None, title: str | None, color: str, domain: tuple[float, float] | None,
-               width: int, row_height: int, kept: Sequence[bool] | None = None,
-               ghost: Sequence[float] | None = None, ghost_title: str = "", marked: int | None = None):
-    """Horizontal bars, labels top to bottom in the given order, each with its text after the bar (see
-    `distribution_bars` for `kept`, `ghost` and `marked`)."""
-    names = unique_labels(labels)
-    n = len(names)
-    values = [float(v) for v in values]
-    kept = [True] * n if kept is None else [bool(k) for k in kept]
-    ghosts = [float(g) for g in ghost] if ghost is not None else [0.0] * n
-    ends = [max(v, g) for v, g in zip(values, ghosts)] if ghost is not None else values  # where the text starts
-    df = pd.DataFrame({"label": names, "value": values, "ghost": ghosts, "kept": kept, "text": texts,
-                       "marked": [i == marked for i in range(n)], "end": ends,
-                       "exact": [exact(v) for v in values], "exact_ghost": [exact(g) for g in ghosts]})
-    scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=True)
-    y = alt.Y("label:N", sort=names, axis=_plain_axis(label_title, ticks=False, label_size=LABEL_FONT))
-    x = alt.X("value:Q", scale=scale, axis=_plain_axis(value_title))
-    tooltip = [alt.Tooltip("label:N", title=label_title or " "), alt.Tooltip("exact:N", title=value_title)]
-    layers = []
-    if ghost is not None:
-        tooltip.append(alt.Tooltip("exact_ghost:N", title=ghost_title))
-        layers.append(alt.Chart().mark_bar(color=PALETTE["masked"], opacity=0.5, cornerRadiusEnd=3).encode(
-            x=alt.X("ghost:Q", scale=scale), y=y, tooltip=tooltip))
-    # Conditions only where some bar needs them (typed: alt.condition's dicts cost ~20 ms of schema checks here).
-    bar, label = {"color": color}, {"color": PALETTE["ink"]}
-    if not all(kept):
-        bar = {"color": alt.ColorValue(PALETTE["masked"], condition={"test": "datum.kept", "value": color})}
-        label = {"color": alt.ColorValue("#6E6E6E", condition={"test": "datum.kept", "value": PALETTE["ink"]})}
-    if marked is not None:
-        bar |= {"stroke": alt.StrokeValue("transparent", condition={"test": "datum.marked", "value": PALETTE["ink"]}),
-                "strokeWidth": alt.StrokeWidthValue(0, condition={"test": "datum.marked", "value": 2.5})}
-    layers.append(alt.Chart().mark_bar(cornerRadiusEnd=3).encode(
-        x=x, y=y, tooltip=tooltip, **{k: v if not isinstance(v, str) else alt.ColorValue(v) for k, v in bar.items()}))
-    layers.append(alt.Chart().mark_text(align="left", dx=4, fontSize=LABEL_FONT).encode(
-        x=alt.X("end:Q", scale=scale), y=y, text=alt.Text("text:N"), tooltip=tooltip,
-        **{k: v if not isinstance(v, str) else alt.ColorValue(v) for k, v in label.items()}))
-    unused = ["ghost", "exact_ghost"] * (ghost is None) + ["kept"] * all(kept) + ["marked"] * (marked is None)
-    description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, texts)}")
-    return _finish(layer(*layers, data=df.drop(columns=unused)), width=width, height=max(60, row_height * n),
-                   autosize=_PAD, title=_title(title), description=description)
-
-
-def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
-         title: str | None = None, value_title: str = "value", label_title: str | None = None,
-         domain: tuple[float, float] | None = (0.0, 1.0), width: int = 300) -> alt.LayerChart:
-    """Horizontal bars, one per label, top to bottom in the given order, each with its value written."""
-    texts = [short_number(float(v)) for v in values]
-    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
-                      color=color, domain=domain, width=width, row_height=30)
-
-
-def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept: Sequence[bool] | None = None,
-                      ghost: Sequence[float] | None = None, marked: int | None = None, value_title: str = "p",
-                      ghost_title: str = "before", label_title: str | None = None, removed_text: str = "✕",
-                      marked_text: str = "◀", title: str | None = None, color: str = PALETTE["query"],
-                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 180,
-                      row_height: int = 26) -> alt.LayerChart:
-    """A distribution over tokens as horizontal bars, tokens top to bottom in the given order.
-
-    `kept` False marks a token a filter removed: its bar is grey and its text `removed_text`. `ghost` draws
-    other values as light grey bars behind (e.g. the distribution before the filter, so a removed token still
-    shows what it had). `marked` is the index of one token (the chosen one): outlined, text + `marked_text`."""
-    shown = [True] * len(values) if kept is None else kept
-    texts = [(number(float(v), value_format) if k else removed_text) + (f"  {marked_text}" if i == marked else "")
-             for i, (v, k) in enumerate(zip(values, shown))]
-    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
-                      color=color, domain=domain, width=width, row_height=row_height, kept=kept, ghost=ghost,
-                      ghost_title=ghost_title, marked=marked)
 
 
 def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[object], dim_labels: Sequence[object],

@@ -63,6 +63,19 @@ def axis(values: np.ndarray, length: float, domain: tuple[float, float] | None, 
     return (lo, hi), [k * step for k in range(first, last + 1)], step
 
 
+def across(values: np.ndarray, length: float, domain: tuple[float, float] | None, whole: bool,
+           lang: str) -> tuple[tuple[float, float], list[float], float]:
+    """A horizontal axis (see `axis`), with fewer ticks until their labels do not touch (as Vega drops
+    overlapping labels)."""
+    count = max(2, round(length / TICK_SPACING))
+    while True:
+        (lo, hi), ticks, step = axis(values, length, domain, whole, count)
+        widest = max(_width(tick_label(v, step, False, lang), LABEL_FONT) for v in ticks)
+        if count <= 2 or len(ticks) < 3 or widest + 8 <= length / (len(ticks) - 1):
+            return (lo, hi), ticks, step
+        count //= 2
+
+
 def tick_label(v: float, step: float, percent: bool, lang: str) -> str:
     """A tick's number with as many decimals as its step needs (",": thousands grouped as Vega writes them)."""
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
@@ -101,13 +114,7 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
     xs = np.asarray(list(x), dtype=float)  # (n,)
     ys = {name: np.asarray(list(values), dtype=float)[:len(xs)] for name, values in series.items()}  # each (<= n,)
     every_y = np.concatenate([*ys.values(), np.zeros(0)])
-    count = max(2, round(width / TICK_SPACING))
-    while True:  # fewer ticks until their labels do not touch (as Vega drops overlapping labels)
-        (x_lo, x_hi), x_ticks, x_step = axis(xs, width, None, whole_x, count)
-        widest = max(_width(tick_label(v, x_step, False, lang), LABEL_FONT) for v in x_ticks)
-        if count <= 2 or len(x_ticks) < 3 or widest + 8 <= width / (len(x_ticks) - 1):
-            break
-        count //= 2
+    (x_lo, x_hi), x_ticks, x_step = across(xs, width, None, whole_x, lang)
     (y_lo, y_hi), y_ticks, y_step = axis(every_y, height, y_domain, False)
     y_labels = [tick_label(v, y_step, y_percent, lang) for v in y_ticks]
     fits = min(TITLE_CHARACTERS, int(width / (HEADING_FONT * CHAR_WIDTH)))  # characters a title line holds

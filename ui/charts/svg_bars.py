@@ -1,0 +1,119 @@
+"""Horizontal bars drawn on the server as SVG and shown as an image: values per label (`bars`: attention weights,
+scores, accuracies) and a distribution over tokens with filtered and chosen ones (`distribution_bars`: decoding).
+
+These bars change with the lesson's own controls (lesson 1's word, lesson 10's temperature, top-k and top-p, lesson
+14's next character). The axis is the line charts' (svg_lines.py: d3's ticks, numbers in the reader's language),
+each bar's value is written after it, and each bar carries its value as computed (`data-value`) and a tooltip that
+shows when the downloaded SVG is opened; in the page an image has no hover, and the written value is what a reader
+reads (the exact numbers are in each lesson's tables).
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from html import escape
+
+import numpy as np
+
+from . import numbers
+from .describe import _describe, _pairs, _t
+from .engine import HEADING_FONT, LABEL_FONT, TITLE_CHARACTERS, TITLE_FONT, unique_labels
+from .palette import PALETTE
+from .svg import CHAR_WIDTH, SvgChart, _document, _fit, _text, _width
+from .svg_lines import across, tick_label
+
+REMOVED_INK = "#6E6E6E"  # the text of a token a filter removed (5.1:1 on white, tests/test_accessibility.py)
+MARK_STROKE = 2.5  # px: the outline of the chosen token's bar
+
+
+def _bar_chart(values: Sequence[float], labels: Sequence[object], texts: list[str], *, value_title: str,
+               label_title: str | None, title: str | None, color: str, domain: tuple[float, float] | None,
+               width: int, row_height: int, kept: Sequence[bool] | None = None,
+               ghost: Sequence[float] | None = None, ghost_title: str = "", marked: int | None = None) -> SvgChart:
+    """Horizontal bars, labels top to bottom in the given order, each with its text after the bar (see
+    `distribution_bars` for `kept`, `ghost` and `marked`). `width` is the plot's, the texts written past it."""
+    lang = numbers.language()
+    names = unique_labels(labels)
+    values = [float(v) for v in values]
+    kept = [True] * len(names) if kept is None else [bool(k) for k in kept]
+    ghosts = None if ghost is None else [float(g) for g in ghost]
+    (lo, hi), ticks, step = across(np.array(values + (ghosts or [])), width, domain, False, lang)
+    tick_labels = [tick_label(v, step, False, lang) for v in ticks]
+    shown = [_fit(name, LABEL_FONT) for name in names]
+    left = 8 + (TITLE_FONT + 8 if label_title else 0) + math.ceil(max([_width(s, LABEL_FONT) for s in shown] + [0])) + 8
+
+    def px(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * width
+
+    ends = [px(max(v, g, 0.0)) + 4 for v, g in zip(values, ghosts or values)]  # where each text starts
+    right = max([left + width + _width(tick_labels[-1], LABEL_FONT) / 2]
+                + [x + _width(text, LABEL_FONT) for x, text in zip(ends, texts)]) + 8
+    fits = min(TITLE_CHARACTERS, int((right - 8) / (HEADING_FONT * CHAR_WIDTH)))  # characters a title line holds
+    heading = textwrap.wrap(title, fits, break_on_hyphens=False) if title else []
+    top = 8 + (HEADING_FONT + 6) * len(heading) + (6 if heading else 0)
+    height = row_height * len(names)
+    thick = round(row_height * 0.8)  # a bar's thickness, the rest the gap between bars
+    parts = [_text(right / 2, 8 + (HEADING_FONT + 6) * (k + 1) - 6, line, size=HEADING_FONT,
+                   extra=' font-weight="bold"') for k, line in enumerate(heading)]
+    grid = "".join(f'<line x1="{px(v):.1f}" y1="{top}" x2="{px(v):.1f}" y2="{top + height}"/>' for v in ticks)
+    parts.append(f'<g stroke="{PALETTE["masked"]}" stroke-opacity="0.6" stroke-width="1">{grid}</g>')
+    for k, (name, label, value, text) in enumerate(zip(names, shown, values, texts)):
+        middle = top + row_height * (k + 0.5)
+        y = middle - thick / 2
+        parts.append(_text(left - 6, middle + 4, label, anchor="end", extra=' class="label"'))
+        tip = f"{name}, {value_title}: {numbers.exact(value)}"
+        if ghosts is not None:
+            a, b = sorted((px(0.0), px(ghosts[k])))
+            tip += f"; {ghost_title}: {numbers.exact(ghosts[k])}"
+            parts.append(f'<rect class="ghost" x="{a:.1f}" y="{y:.1f}" width="{b - a:.1f}" height="{thick}" '
+                         f'fill="{PALETTE["masked"]}" fill-opacity="0.5" data-value="{ghosts[k]!r}"/>')
+        a, b = sorted((px(0.0), px(value)))
+        outline = f' stroke="{PALETTE["ink"]}" stroke-width="{MARK_STROKE}"' if k == marked else ""
+        parts.append(f'<rect class="bar" x="{a:.1f}" y="{y:.1f}" width="{b - a:.1f}" height="{thick}" '
+                     f'fill="{color if kept[k] else PALETTE["masked"]}"{outline} data-label="{escape(name)}" '
+                     f'data-value="{value!r}"><title>{escape(tip)}</title></rect>')
+        parts.append(_text(ends[k], middle + 4, text, anchor="start", fill=PALETTE["ink"] if kept[k] else REMOVED_INK,
+                           extra=' class="value"'))
+    zero = f" M{px(0.0):.1f},{top} V{top + height}" if lo < 0 < hi else ""  # where negative bars start
+    parts.append(f'<path d="M{left},{top} V{top + height} H{left + width}{zero}" fill="none" '
+                 f'stroke="{PALETTE["ink"]}"/>')
+    for v, label in zip(ticks, tick_labels):
+        parts.append(_text(px(v), top + height + 16, label))
+    parts.append(_text(left + width / 2, top + height + 36, value_title, size=TITLE_FONT, extra=' font-weight="bold"'))
+    if label_title:
+        mid = top + height / 2
+        parts.append(_text(8 + TITLE_FONT, mid, label_title, size=TITLE_FONT,
+                           extra=f' font-weight="bold" transform="rotate(-90 {8 + TITLE_FONT} {mid:.1f})"'))
+    description = _describe(_t("a11y.bars_kind"), title, f"{value_title}: {_pairs(names, texts)}")
+    return _document(right, top + height + 44, description, parts, kind="bars")
+
+
+def bars(values: Sequence[float], labels: Sequence[object], *, color: str = PALETTE["highlight"],
+         title: str | None = None, value_title: str = "value", label_title: str | None = None,
+         domain: tuple[float, float] | None = (0.0, 1.0), width: int = 300) -> SvgChart:
+    """Horizontal bars, one per label, top to bottom in the given order, each with its value written. `domain`
+    None: the values' extent with zero, ending on ticks."""
+    texts = [numbers.short_number(float(v)) for v in values]
+    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
+                      color=color, domain=domain, width=width, row_height=30)
+
+
+def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept: Sequence[bool] | None = None,
+                      ghost: Sequence[float] | None = None, marked: int | None = None, value_title: str = "p",
+                      ghost_title: str = "before", label_title: str | None = None, removed_text: str = "✕",
+                      marked_text: str = "◀", title: str | None = None, color: str = PALETTE["query"],
+                      domain: tuple[float, float] | None = (0.0, 1.0), value_format: str = ".2f", width: int = 180,
+                      row_height: int = 26) -> SvgChart:
+    """A distribution over tokens as horizontal bars, tokens top to bottom in the given order.
+
+    `kept` False marks a token a filter removed: its bar is grey and its text `removed_text`. `ghost` draws
+    other values as light grey bars behind (e.g. the distribution before the filter, so a removed token still
+    shows what it had). `marked` is the index of one token (the chosen one): outlined, text + `marked_text`."""
+    shown = [True] * len(values) if kept is None else kept
+    texts = [(numbers.number(float(v), value_format) if k else removed_text) + (f"  {marked_text}" if i == marked
+                                                                                else "")
+             for i, (v, k) in enumerate(zip(values, shown))]
+    return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
+                      color=color, domain=domain, width=width, row_height=row_height, kept=kept, ghost=ghost,
+                      ghost_title=ghost_title, marked=marked)
