@@ -123,9 +123,9 @@ def one_word(X: np.ndarray, A: np.ndarray, C: np.ndarray, words: list[str], dim_
         panels.svg_image(charts.bars(A[i], words, title=t("sim.weights_of", word=words[i]), label_title=t("sim.word"),
                                      value_title=t("sim.weight")))
     with parts_col:
-        st.altair_chart(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
-                                             word_title=t("sim.word"), dim_title=t("sim.dimension"),
-                                             value_title=t("sim.contribution"), max_width=280), width="content")
+        panels.svg_image(charts.contributions(A[i], X, words, dim_labels, title=t("sim.parts_of", word=words[i]),
+                                              word_title=t("sim.word"), dim_title=t("sim.dimension"),
+                                              value_title=t("sim.contribution"), max_width=280))
     st.latex(weighted_sum_latex(i, words, A, C))
 
 

@@ -19,8 +19,6 @@ def _weights(h: int, n: int) -> np.ndarray:
 
 
 BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case inputs
-    "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
-                                                  WORDS[:2], ["d1", "d2", "d3"], title="C"),
     "head view": lambda: charts.head_view(_weights(4, 6), WORDS + ["x"], [0, 2], ["h0", "h1", "h2", "h3"], title="H"),
     "head view one head": lambda: charts.head_view(_weights(1, 3), "abc", [0], ["h0"], threshold=0.9, top_k=1),
     "value strips": lambda: charts.value_strips({"before": np.eye(5, 8), "after": -np.eye(5, 8)}, WORDS,
@@ -99,4 +97,8 @@ BAR_EXAMPLES = {  # charts.bars and distribution_bars (drawn as SVG) at small an
                                                                   value_format=".0f", label_title="token",
                                                                   title="A title long enough to be written on "
                                                                         "two lines or more"),
+    "contributions": lambda: charts.contributions(np.array([0.4, 0.6]), np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]]),
+                                                  WORDS[:2], ["d1", "d2", "d3"], title="C"),
+    "contributions, 16 dimensions": lambda: charts.contributions(np.full(5, 0.2), np.linspace(-2, 3, 80).reshape(5, 16),
+                                                                 WORDS, range(16), max_width=280),
 }

@@ -464,14 +464,15 @@ def test_every_svg_line_chart_uses_checked_colours(case):
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_every_svg_bar_chart_uses_checked_colours(case):
-    """A bar chart drawn on the server uses role colours only (white behind, ink axes and text, the masked grey
-    of a removed token's bar and of the bars behind, the removed token's grey text), and its bar colours stay
-    apart in every simulation."""
+    """A bar chart drawn on the server (bars, a distribution, a weighted average's parts) uses role and series
+    colours only (white behind, ink axes and text, the masked grey of a removed token's bar and of the bars behind,
+    the removed token's grey text), and its bar colours stay apart in every simulation."""
     at = drawn(*case, "en")
-    for k, chart in enumerate(bar_charts(at)):
+    for k, chart in enumerate([*bar_charts(at), *bar_charts(at, "stacked")]):
         colours = {c.upper() for c in re.findall(r'(?:fill|stroke)="([^"]+)"', chart.svg)} - {"NONE"}
         assert colours <= ROLE_COLOURS | {"#FFFFFF", REMOVED_INK}, (k, colours - ROLE_COLOURS)
-        closest = closest_pairs({c.upper(): c for c in chart.fills})
+        fills = re.findall(r'<rect class="(?:bar|part)" [^>]*fill="([^"]+)"', chart.svg)  # the bars' or words' colours
+        closest = closest_pairs({c.upper(): c for c in fills})
         assert not closest or closest[0][0] >= DISTINCT, (k, [c for c in closest if c[0] < DISTINCT])
 
 
@@ -541,7 +542,8 @@ def test_every_builder_describes_its_chart():
         assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name  # where the SVG is opened
     for name, build in (LINE_EXAMPLES | BAR_EXAMPLES).items():
         chart = build()
-        kind = "a11y.bars_kind" if name in BAR_EXAMPLES else "a11y.lines_kind"
+        kind = ("a11y.stacked_kind" if name.startswith("contributions") else "a11y.bars_kind" if name in BAR_EXAMPLES
+                else "a11y.lines_kind")
         assert chart.description.startswith(t(kind, lang="en")), name
         assert f"<title>{html.escape(chart.description)}</title>" in chart.svg, name
 
@@ -571,7 +573,7 @@ def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, l
     """The img's alt of every heatmap, line chart and bar chart drawn on the server (and the SVG's own title, read
     where it is opened)."""
     at = drawn(*case, lang)
-    for k, chart in enumerate([*heatmaps(at), *line_charts(at), *bar_charts(at)]):
+    for k, chart in enumerate([*heatmaps(at), *line_charts(at), *bar_charts(at), *bar_charts(at, "stacked")]):
         description = chart.description
         assert description.strip(), (k, chart.svg[:300])
         assert spoken(description, lang), (k, description)
@@ -580,8 +582,8 @@ def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, l
 
 
 def test_named_puts_a_title_in_the_description():
-    chart = charts.contributions(np.array([0.5, 0.5]), np.eye(2), "ab", ["d1", "d2"], value_title="v")
-    untitled, kind = chart.description, t("a11y.stacked_kind", lang="en")
+    chart = charts.value_strips({"a": np.eye(2)}, "ab", value_title="v")
+    untitled, kind = chart.description, t("a11y.strips_kind", lang="en")
     assert charts.named(chart, "S = X Xᵀ") is chart
     heading = t("a11y.titled", lang="en", kind=kind, title="S = X Xᵀ")
     assert chart.to_dict()["description"] == heading + untitled[len(kind):]
@@ -614,5 +616,5 @@ def test_a_page_with_charts_shows_their_numbers(case):
     """With "show the numbers" on, a page that draws charts also shows tables (the text alternative of a chart
     is its numbers)."""
     at = drawn(*case, "en")
-    if at.get("vega_lite_chart") or heatmaps(at) or bar_charts(at):
+    if at.get("vega_lite_chart") or heatmaps(at) or bar_charts(at) or bar_charts(at, "stacked"):
         assert number_tables(at) >= 1, case

@@ -1,6 +1,6 @@
-"""Numbers in the charts as the reader writes them, in the browser: in a Spanish session the axes and the text that
-Vega draws (from each chart's ``config.locale``), its tooltips, and the text of the heatmaps drawn on the server
-(SVG images, ui/charts/svg.py) have a decimal comma, and no number a decimal point. (English, Vega's default, is
+"""Numbers in the charts as the reader writes them, in the browser: in a Spanish session the text of the charts drawn
+on the server (SVG images: lesson 1's heatmaps, bars and stacked parts), and the axes and tooltips that Vega draws
+from each chart's ``config.locale`` (lesson 6's value strips) have a decimal comma, and no number a decimal point. (English, Vega's default, is
 checked on the specs in tests/test_charts_scales.py.) The "show the numbers" tables too: the grid draws on a canvas
 the text ui/tables.py wrote (a Styler's display values), which the test reads from the canvas's own calls (AppTest
 sees what the server sends, not what the grid draws)."""
@@ -47,22 +47,26 @@ def test_spanish_chart_numbers_have_a_decimal_comma(tmp_path):
         page.add_init_script(GRID_TEXT_JS)
         page.goto(f"{app.url}/similarity-to-attention?lang=es&show_numbers=1", wait_until="domcontentloaded")
         wait_for_app(page)
-        page.wait_for_function(f"document.querySelectorAll('{CHARTS}').length >= 1 && "
-                               f"document.querySelectorAll('{IMAGES}').length >= 5", timeout=60_000)
+        page.wait_for_function(f"document.querySelectorAll('{IMAGES}').length >= 6", timeout=60_000)
+        assert not page_errors(page), page_errors(page)
+        drawn = page.evaluate(IMAGE_TEXT_JS)  # X, S, A and C (cells and legends), the word's weights and parts
+        assert len([s for s in drawn if COMMA.match(s)]) >= 20 and not [s for s in drawn if POINT.match(s)], drawn
+        page.wait_for_function("window.__gridText.filter(([s, at]) => /^-?\\d+,\\d{4}$/.test(s)).length >= 20",
+                               timeout=30_000)
+        grids = [text for text, at in page.evaluate("window.__gridText") if EDITOR not in at]  # read-only tables
+        assert len([s for s in grids if COMMA.match(s)]) >= 20 and not [s for s in grids if POINT.match(s)], grids
+        # A chart Vega draws: lesson 6's value strips, its axes and tooltips.
+        page.goto(f"{app.url}/layer-normalization?lang=es&ln_part=styles", wait_until="domcontentloaded")
+        wait_for_app(page)
+        page.wait_for_function(f"document.querySelectorAll('{CHARTS}').length >= 1", timeout=60_000)
         assert not page_errors(page), page_errors(page)
         texts = page.eval_on_selector_all(f"{CHARTS} text", "nodes => nodes.map(n => n.textContent)")
         assert len([s for s in texts if COMMA.match(s)]) >= 5 and not [s for s in texts if POINT.match(s)], texts
         axes = page.eval_on_selector_all(f"{CHARTS} .role-axis-label text", "nodes => nodes.map(n => n.textContent)")
         assert any(COMMA.match(s) for s in axes), axes  # written by Vega from the locale, not by us
-        drawn = page.evaluate(IMAGE_TEXT_JS)  # X, S, A and C (cells and legends), the word's weights (bars, axis)
-        assert len([s for s in drawn if COMMA.match(s)]) >= 20 and not [s for s in drawn if POINT.match(s)], drawn
-        part = page.locator(f"{CHARTS} g.mark-rect path").first  # a piece a_j x_j of the weighted average
-        part.hover(force=True)  # Vega finds the mark under the pointer itself (its svg takes the pointer events)
+        value = page.locator(f"{CHARTS} g.mark-rect path").first  # one value of a token
+        value.hover(force=True)  # Vega finds the mark under the pointer itself (its svg takes the pointer events)
         tooltip = page.locator("#vg-tooltip-element")
         tooltip.wait_for(state="visible", timeout=10_000)
-        assert re.search(r"\d+,\d{4} × -?\d+,\d{4} = -?\d+,\d{4}", tooltip.inner_text()), tooltip.inner_text()
-        page.wait_for_function("window.__gridText.filter(([s, at]) => /^-?\\d+,\\d{4}$/.test(s)).length >= 20",
-                               timeout=30_000)
-        grids = [text for text, at in page.evaluate("window.__gridText") if EDITOR not in at]  # read-only tables
-        assert len([s for s in grids if COMMA.match(s)]) >= 20 and not [s for s in grids if POINT.match(s)], grids
+        assert re.search(r"-?\d+,\d{4}", tooltip.inner_text()), tooltip.inner_text()
         browser.close()

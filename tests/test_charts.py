@@ -126,18 +126,29 @@ def test_distribution_bars_mark_removed_ghost_and_chosen_tokens():
     starts = [float(x) for x in re.findall(r'<text x="([^"]+)"[^>]*class="value"', chart.svg)]
     ends = [float(x) + float(w) for x, w in re.findall(r'<rect class="(?:bar|ghost)" x="([^"]+)" y="[^"]+" '
                                                        r'width="([^"]+)"', chart.svg)]  # ghost, bar; per row
-    assert [round(start - max(ends[2 * k:2 * k + 2]), 1) for k, start in enumerate(starts)] == [4.0] * 3  # after the longer
+    after = [round(start - max(ends[2 * k:2 * k + 2]), 1) for k, start in enumerate(starts)]
+    assert after == [4.0] * 3  # each text 4 px after the longer of its two bars
     plain = bar_chart_of(charts.distribution_bars([3, 1], ["x", "y"], domain=None, value_format=".0f").svg)
     assert plain.ghosts is None and plain.marked == [] and plain.written == ["3", "1"]
     assert "✕" not in plain.svg and 'class="ghost"' not in plain.svg
 
 
 def test_contributions_add_up_to_the_weighted_average():
-    x = np.array([[0.2, 0.8, 0.3], [0.7, 0.2, 0.9]])
+    """Each piece is a_j x_j, stacked from zero (positive pieces up, negative ones down, in the words' order), and
+    each dimension's tick marks the sum, the weighted average."""
+    x = np.array([[0.2, -0.8, 0.3], [0.7, 0.2, 0.9]])
     w = np.array([0.4, 0.6])
-    spec = charts.contributions(w, x, ["time", "flies"], ["d1", "d2", "d3"]).to_dict()
-    totals = next(rows for rows in spec["datasets"].values() if "total" in rows[0])
-    np.testing.assert_allclose([r["total"] for r in totals], w @ x)
+    chart = charts.contributions(w, x, ["time", "flies"], ["d1", "d2", "d3"])
+    pieces = re.findall(r'<rect class="part" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)" fill="[^"]+" '
+                        r'data-word="([^"]+)" data-value="([^"]+)"', chart.svg)  # dimension by dimension, word by word
+    assert [word for *_, word, _ in pieces] == ["time", "flies"] * 3
+    np.testing.assert_allclose(np.array([float(v) for *_, v in pieces]).reshape(3, 2).T, w[:, None] * x)
+    totals = [float(v) for v in re.findall(r'<line class="total" [^>]*data-value="([^"]+)"', chart.svg)]
+    np.testing.assert_allclose(totals, w @ x)
+    (top0, h0), (top1, h1) = [(float(y), float(h)) for y, h, *_ in pieces[:2]]  # d1: both pieces positive
+    assert top1 + h1 == pytest.approx(top0, abs=0.15)  # the second word's piece sits on the first's
+    (top2, h2), (top3, _) = [(float(y), float(h)) for y, h, *_ in pieces[2:4]]  # d2: the first piece negative
+    assert top3 + float(pieces[3][1]) == pytest.approx(top2, abs=0.15)  # the positive piece ends where zero is
 
 
 def test_lines_carry_their_values_and_colours_in_order():
@@ -170,7 +181,8 @@ def test_every_line_and_bar_chart_is_well_formed(name):
     assert coords and all(0 <= v <= max(chart.width, chart.height) for v in coords)
     for x, y, w, h in re.findall(r'<rect class="\w+" x="([^"]+)" y="([^"]+)" width="([^"]+)" height="([^"]+)"',
                                  chart.svg):
-        assert 0 <= float(x) <= float(x) + float(w) <= chart.width and 0 <= float(y) <= float(y) + float(h) <= chart.height
+        assert 0 <= float(x) <= float(x) + float(w) <= chart.width
+        assert 0 <= float(y) <= float(y) + float(h) <= chart.height
     for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
                                       chart.svg):
         half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
@@ -255,7 +267,7 @@ def test_every_svg_heatmap_is_well_formed(name):
 def test_drawing_skips_validation_but_tests_can_ask_for_it():
     from altair.utils.schemapi import SchemaValidationError
 
-    chart = charts.contributions(np.array([0.5, 0.5]), np.eye(2), "ab", ["d1", "d2"])
+    chart = charts.value_strips({"a": np.eye(2)}, "ab", value_title="v")
     chart.width = "wide"  # not a valid width; set directly, as .properties() would refuse it
     assert chart.to_dict()["width"] == "wide"  # what st.altair_chart calls: no schema check
     with pytest.raises(SchemaValidationError):

@@ -211,16 +211,16 @@ def test_spanish_cells_tooltips_and_descriptions_write_a_decimal_comma(spanish):
     assert bar_chart_of(bars.svg).written == ["0,25", "0,75"] and "0,4" in bar_chart_of(bars.svg).texts
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0; d1): q = (1,00; -0,50)")
-    parts = charts.contributions(np.array([0.5]), np.array([[0.25]]), ["a"], ["d0"]).to_dict()
-    assert any(r.get("exact") == "0,5000 × 0,2500 = 0,1250" for rows in parts["datasets"].values() for r in rows)
+    parts = charts.contributions(np.array([0.5]), np.array([[0.25]]), ["a"], ["d0"])
+    assert "<title>a, d0: 0,5000 × 0,2500 = 0,1250</title>" in parts.svg and "d0 = 0,12" in parts.description
 
 
 def test_vega_writes_the_axes_with_the_charts_locale(spanish):
     """Vega itself (vl-convert runs it; so do the PNG and SVG downloads) writes the axis labels with a comma."""
     import vl_convert
 
-    svg = vl_convert.vegalite_to_svg(charts.contributions(np.array([1.0]), np.array([[0.9, 0.5]]), ["a"],
-                                                          ["d1", "d2"]).to_dict())
+    strips = charts.value_strips({"a": np.array([[0.1, 0.9]])}, ["r"], value_title="v")
+    svg = vl_convert.vegalite_to_svg(strips.to_dict())
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert {"0,2", "0,4", "0,6", "0,8"} <= set(labels) and not any(re.fullmatch(r"\d\.\d", s) for s in labels)
 
@@ -230,11 +230,16 @@ def test_a_spanish_session_draws_every_chart_with_a_decimal_comma():
     from conftest import ROOT, start_page
 
     at = start_page(ROOT / "app.py", lesson="lessons/01_similarity.py", lang="es", numbers=False)
-    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
-    assert specs and all(s["config"]["locale"]["number"]["decimal"] == "," for s in specs)
-    bars = bar_charts(at)  # drawn on the server
+    bars = bar_charts(at)  # drawn on the server: the word's weights, and its pieces stacked
     assert bars and all(re.search(r"= \d+,\d\d", b.description) for b in bars)
     assert all(re.fullmatch(r"\d+,\d\d", text) for b in bars for text in b.written)
+    stacked = bar_charts(at, "stacked")
+    assert len(stacked) == 1 and re.search(r"= -?\d+,\d\d", stacked[0].description)
+    assert any(re.fullmatch(r"-?\d+,\d", text) for text in stacked[0].texts)  # its axis
+    at = start_page(ROOT / "app.py", lesson="lessons/06_layer_norm.py", lang="es", numbers=False,
+                    state={"ln_part": "styles"})  # the value strips, drawn by Vega
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert specs and all(s["config"]["locale"]["number"]["decimal"] == "," for s in specs)
 
 
 def test_the_lessons_score_matrices_are_drawn_as_scores():

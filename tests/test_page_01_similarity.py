@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from conftest import start_page, table_editor
+from widgets import bar_charts
 
 PAGE = Path(__file__).resolve().parents[1] / "lessons" / "01_similarity.py"
 X0 = np.array([[0.2, 0.8, 0.3], [0.7, 0.2, 0.9], [0.3, 0.5, 0.2], [0.1, 0.3, 0.4], [0.8, 0.1, 0.6]])
@@ -45,3 +46,18 @@ def test_a_value_out_of_range_is_named_in_spanish_marks():
     at.run()
     assert not at.exception and len(at.error) == 1
     assert "2,5e+09 se sale del rango permitido, de −1000 a 1000" in at.error[0].value
+
+
+def test_the_words_charts_carry_its_weights_and_its_pieces():
+    """The chosen word's bars are its row of A, and its stacked chart is built of a_j x_j with c at the ticks."""
+    at = start_page(PAGE, lang="en", state={"sim_scale": True, "sim_word": 4})
+    assert not at.exception, [e.value for e in at.exception]
+    a = weights(X0, scale=True)
+    (bars,) = bar_charts(at)
+    np.testing.assert_allclose(bars.values, a[4], rtol=1e-6)
+    assert bars.labels == ["time", "flies", "like", "an", "arrow"] and bars.written == [f"{v:.2f}" for v in a[4]]
+    (stacked,) = bar_charts(at, "stacked")
+    pieces = [float(v) for v in re.findall(r'<rect class="part" [^>]*data-value="([^"]+)"', stacked.svg)]
+    np.testing.assert_allclose(np.reshape(pieces, (3, 5)).T, a[4][:, None] * X0, rtol=1e-6)  # dimension by dimension
+    totals = [float(v) for v in re.findall(r'<line class="total" [^>]*data-value="([^"]+)"', stacked.svg)]
+    np.testing.assert_allclose(totals, a[4] @ X0, rtol=1e-6)

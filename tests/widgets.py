@@ -263,8 +263,8 @@ def heatmap_of(svg: str, description: str = "") -> Heatmap:
 
 
 def svg_images(container, kind: str) -> list[tuple[str, str]]:
-    """(SVG, description) of every image of `kind` ("heatmap", "lines" or "bars") that ui.panels.svg_image showed in
-    `container` (AppTest's main area, a block, or the app), in page order."""
+    """(SVG, description) of every image of `kind` ("heatmap", "lines", "bars" or "stacked") that
+    ui.panels.svg_image showed in `container` (AppTest's main area, a block, or the app), in page order."""
     found = []
     for element in container.get("markdown"):
         match = re.search(r'src="data:image/svg\+xml;base64,([^"]+)" alt="([^"]*)"', element.value)
@@ -327,6 +327,7 @@ def bar_chart_of(svg: str, description: str = "") -> BarChart:
                     [html.unescape(s) for s in re.findall(r"<text [^>]*>([^<]*)</text>", svg)])
 
 
-def bar_charts(container) -> list[BarChart]:
-    """Every server-drawn bar chart in `container`, in page order."""
-    return [bar_chart_of(svg, description) for svg, description in svg_images(container, "bars")]
+def bar_charts(container, kind: str = "bars") -> list[BarChart]:
+    """Every server-drawn bar chart in `container`, in page order (`kind` "stacked": a weighted average's parts,
+    read for its description and texts)."""
+    return [bar_chart_of(svg, description) for svg, description in svg_images(container, kind)]

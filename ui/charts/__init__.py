@@ -1,5 +1,5 @@
-"""Chart builders: arrays and labels in, an ``alt.Chart`` (or, for a heatmap of a small matrix, an SVG) out. No
-Streamlit elements here.
+"""Chart builders: arrays and labels in, an ``alt.Chart`` or an SVG (``SvgChart``: heatmaps of small matrices, line
+charts, bars) out. No Streamlit elements here.
 
 A small package by kind; everything a lesson or a ui module uses is here as ``charts.<name>``:
 - engine.py: charts drawn without schema validation, the finish every chart gets (size, title, text alternative,
@@ -13,16 +13,17 @@ A small package by kind; everything a lesson or a ui module uses is here as ``ch
 - heatmaps.py: a big matrix as one picture drawn by Vega (`image_heatmap`), and the long form of a matrix
   (`matrix_frame`) that svg.py draws;
 - svg_lines.py: named series over a shared x, drawn on the server as SVG and shown as an image (`lines`);
-- svg_bars.py: values per label and distributions over tokens as bars, drawn on the server the same way;
+- svg_bars.py: values per label, distributions over tokens and a weighted average's parts as bars, drawn on the
+  server the same way;
 - lines.py: log-log costs, runs' curves, vectors in a plane;
-- bars.py: a weighted average's parts, value strips;
+- strips.py: how rows' values spread (value strips);
 - attention.py: head view and model view.
 All user-visible words (axis and tooltip titles) are passed in by the caller, already translated; the few words of
 their own (descriptions, legend titles by scale kind, mask categories) come from the catalog in the session's
 language.
 """
 from .attention import GRID_GAP, attention_grid, grid_pixels, head_view, head_view_lines
-from .bars import contributions, value_strips
+from .strips import value_strips
 from .describe import DESCRIBED_ITEMS, named
 from .engine import (FIRST_DIMENSION, HEADING_FONT, LABEL_FONT, TITLE_FONT, ChartText, _finish, _Unvalidated,
                      dimension_labels, unique_labels)
@@ -33,7 +34,7 @@ from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOP
                       SCHEME_STOPS, WEIGHT_STOPS, Scale, _dark, auto_scale, colour_image, kept,
                       legend_title, png_data_url, ramp_image)
 from .svg import SvgChart, facet_svg, heatmap_svg
-from .svg_bars import bars, distribution_bars
+from .svg_bars import bars, contributions, distribution_bars
 from .svg_lines import lines
 
 __all__ = [

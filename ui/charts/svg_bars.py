@@ -1,5 +1,6 @@
-"""Horizontal bars drawn on the server as SVG and shown as an image: values per label (`bars`: attention weights,
-scores, accuracies) and a distribution over tokens with filtered and chosen ones (`distribution_bars`: decoding).
+"""Bars drawn on the server as SVG and shown as an image: values per label (`bars`: attention weights, scores,
+accuracies), a distribution over tokens with filtered and chosen ones (`distribution_bars`: decoding), and how a
+weighted average is built, one stacked piece per word in each dimension (`contributions`, lesson 1).
 
 These bars change with the lesson's own controls (lesson 1's word, lesson 10's temperature, top-k and top-p, lesson
 14's next character). The axis is the line charts' (svg_lines.py: d3's ticks, numbers in the reader's language),
@@ -17,11 +18,11 @@ from html import escape
 import numpy as np
 
 from . import numbers
-from .describe import _describe, _pairs, _t
+from .describe import _describe, _listed, _pairs, _t
 from .engine import HEADING_FONT, LABEL_FONT, TITLE_CHARACTERS, TITLE_FONT, unique_labels
-from .palette import PALETTE
+from .palette import CATEGORICAL, PALETTE
 from .svg import CHAR_WIDTH, SvgChart, _document, _fit, _text, _width
-from .svg_lines import across, tick_label
+from .svg_lines import across, axis, tick_label
 
 REMOVED_INK = "#6E6E6E"  # the text of a token a filter removed (5.1:1 on white, tests/test_accessibility.py)
 MARK_STROKE = 2.5  # px: the outline of the chosen token's bar
@@ -117,3 +118,74 @@ def distribution_bars(values: Sequence[float], labels: Sequence[object], *, kept
     return _bar_chart(values, labels, texts, value_title=value_title, label_title=label_title, title=title,
                       color=color, domain=domain, width=width, row_height=row_height, kept=kept, ghost=ghost,
                       ghost_title=ghost_title, marked=marked)
+
+
+def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[object], dim_labels: Sequence[object],
+                  *, title: str | None = None, word_title: str = "word", dim_title: str = "dimension",
+                  value_title: str = "value", max_width: int = 420) -> SvgChart:
+    """How c = Σ_j a_j x_j is built: per dimension, one piece a_j x_j per word stacked from zero (positive pieces
+    up, negative ones down, in the words' order, as Vega stacks them), a black tick at the sum, and the words'
+    colours in a legend on the right."""
+    lang = numbers.language()
+    weights = np.asarray(weights, dtype=float)  # (n,)
+    vectors = np.asarray(vectors, dtype=float)  # (n, d)
+    names, dims = unique_labels(labels), [_fit(s, LABEL_FONT) for s in unique_labels(dim_labels)]
+    parts = weights[:, None] * vectors  # (n, d)
+    sums = parts.sum(axis=0)  # (d,)
+    ups = np.cumsum(np.where(parts > 0, parts, 0.0), axis=0)  # (n, d): each stack's top after word j
+    downs = np.cumsum(np.where(parts < 0, parts, 0.0), axis=0)  # (n, d)
+    width, height = max(160, min(max_width, 56 * len(dims))), 260
+    (lo, hi), ticks, step = axis(np.concatenate([ups[-1], downs[-1], sums]), height, None, False)
+    tick_labels = [tick_label(v, step, False, lang) for v in ticks]
+    left = 8 + TITLE_FONT + 8 + math.ceil(max(_width(s, LABEL_FONT) for s in tick_labels)) + 8
+    fits = min(TITLE_CHARACTERS, int((left + width) / (HEADING_FONT * CHAR_WIDTH)))
+    heading = textwrap.wrap(title, fits, break_on_hyphens=False) if title else []
+    top = 8 + (HEADING_FONT + 6) * len(heading) + 6
+    band = width / len(dims)
+    thick, tick = band * 0.8, max(6, min(34, int(0.6 * band)))  # a stack's width; the sum's tick, as before
+
+    def py(v: float) -> float:
+        return top + (hi - v) / (hi - lo) * height
+
+    parts_svg = [_text((left + width) / 2, 8 + (HEADING_FONT + 6) * (k + 1) - 6, line, size=HEADING_FONT,
+                       extra=' font-weight="bold"') for k, line in enumerate(heading)]
+    grid = "".join(f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + width}" y2="{py(v):.1f}"/>' for v in ticks)
+    parts_svg.append(f'<g stroke="{PALETTE["masked"]}" stroke-opacity="0.6" stroke-width="1">{grid}</g>')
+    colours = [CATEGORICAL[j % len(CATEGORICAL)] for j in range(len(names))]
+    for k, dim in enumerate(dims):
+        x = left + band * k + (band - thick) / 2
+        for j, name in enumerate(names):
+            value = float(parts[j, k])
+            end = ups[j, k] if value > 0 else downs[j, k]
+            a, b = sorted((py(end - value), py(end)))
+            product = f"{numbers.exact(weights[j])} × {numbers.exact(vectors[j, k])} = {numbers.exact(value)}"
+            parts_svg.append(f'<rect class="part" x="{x:.1f}" y="{a:.1f}" width="{thick:.1f}" height="{b - a:.1f}" '
+                             f'fill="{colours[j]}" data-word="{escape(name)}" data-value="{value!r}">'
+                             f'<title>{escape(f"{name}, {dim}: {product}")}</title></rect>')
+        middle = left + band * (k + 0.5)
+        total = escape(f"{dim}, Σ: {numbers.exact(sums[k])}")
+        parts_svg.append(f'<line class="total" x1="{middle - tick / 2:.1f}" y1="{py(sums[k]):.1f}" '
+                         f'x2="{middle + tick / 2:.1f}" y2="{py(sums[k]):.1f}" stroke="{PALETTE["ink"]}" '
+                         f'stroke-width="3" data-value="{float(sums[k])!r}"><title>{total}</title></line>')
+        parts_svg.append(_text(middle, top + height + 16, dim))
+    zero = f" M{left},{py(0.0):.1f} H{left + width}" if lo < 0 < hi else ""  # where the stacks start
+    parts_svg.append(f'<path d="M{left},{top} V{top + height} H{left + width}{zero}" fill="none" '
+                     f'stroke="{PALETTE["ink"]}"/>')
+    for v, label in zip(ticks, tick_labels):
+        parts_svg.append(_text(left - 6, py(v) + 4, label, anchor="end"))
+    parts_svg.append(_text(left + width / 2, top + height + 36, dim_title, size=TITLE_FONT,
+                           extra=' font-weight="bold"'))
+    mid = top + height / 2
+    parts_svg.append(_text(8 + TITLE_FONT, mid, value_title, size=TITLE_FONT,
+                           extra=f' font-weight="bold" transform="rotate(-90 {8 + TITLE_FONT} {mid:.1f})"'))
+    key = left + width + 16  # the legend: the words' colours
+    parts_svg.append(_text(key, top + 12, word_title, anchor="start", extra=' font-weight="bold" class="legend"'))
+    for j, (name, colour) in enumerate(zip(names, colours)):
+        row = top + 24 + 20 * j
+        parts_svg.append(f'<rect x="{key}" y="{row:.1f}" width="12" height="12" fill="{colour}"/>')
+        parts_svg.append(_text(key + 18, row + 11, _fit(name, LABEL_FONT), anchor="start", extra=' class="legend"'))
+    legend_width = max([_width(word_title, LABEL_FONT)] + [18 + _width(_fit(n, LABEL_FONT), LABEL_FONT) for n in names])
+    body = _t("a11y.stacked", value=value_title, dim=dim_title, dims=_listed(dims), word=word_title,
+              words=_listed(names), totals=_pairs(dims, [numbers.short_number(v) for v in sums]))
+    return _document(key + legend_width + 8, max(top + height + 44, top + 24 + 20 * len(names) + 8),
+                     _describe(_t("a11y.stacked_kind"), title, body), parts_svg, kind="stacked")
