@@ -191,6 +191,14 @@ def test_every_line_and_bar_chart_is_well_formed(name):
         assert 0 <= left and right <= chart.width, (text, left, right)
 
 
+def test_stacked_dimension_labels_never_touch():
+    """Under narrow stacks every other dimension is named (as every k-th label of a heatmap), never two touching."""
+    chart = BAR_EXAMPLES["contributions, 16 dimensions"]()
+    named = [(float(x), text) for x, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" '
+                                                       r'text-anchor="middle" [^>]*>(\d+)</text>', chart.svg)]
+    assert [text for _, text in named] == [str(k) for k in range(0, 16, 2)]
+    assert all(b - a >= len(text) * 13 * CHAR_WIDTH for (a, text), (b, _) in zip(named, named[1:]))
+
 def test_line_axes_take_d3s_ticks():
     """The tick steps d3 (and so Vega) takes, and axes that include zero and end on ticks, as Vega's do."""
     assert tick_step(0, 1, 10) == pytest.approx(0.1) and tick_step(-4, 4, 12) == 0.5

@@ -21,7 +21,7 @@ from . import numbers
 from .describe import _describe, _listed, _pairs, _t
 from .engine import HEADING_FONT, LABEL_FONT, TITLE_CHARACTERS, TITLE_FONT, unique_labels
 from .palette import CATEGORICAL, PALETTE
-from .svg import CHAR_WIDTH, SvgChart, _document, _fit, _text, _width
+from .svg import CHAR_WIDTH, SvgChart, _document, _every, _fit, _text, _width
 from .svg_lines import across, axis, tick_label
 
 REMOVED_INK = "#6E6E6E"  # the text of a token a filter removed (5.1:1 on white, tests/test_accessibility.py)
@@ -129,7 +129,7 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
     lang = numbers.language()
     weights = np.asarray(weights, dtype=float)  # (n,)
     vectors = np.asarray(vectors, dtype=float)  # (n, d)
-    names, dims = unique_labels(labels), [_fit(s, LABEL_FONT) for s in unique_labels(dim_labels)]
+    names, dims = unique_labels(labels), unique_labels(dim_labels)
     parts = weights[:, None] * vectors  # (n, d)
     sums = parts.sum(axis=0)  # (d,)
     ups = np.cumsum(np.where(parts > 0, parts, 0.0), axis=0)  # (n, d): each stack's top after word j
@@ -142,6 +142,8 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
     heading = textwrap.wrap(title, fits, break_on_hyphens=False) if title else []
     top = 8 + (HEADING_FONT + 6) * len(heading) + 6
     band = width / len(dims)
+    written = [_fit(dim, LABEL_FONT) for dim in dims]  # under the stacks, every `every`-th: never touching
+    every = _every(band, max(_width(dim, LABEL_FONT) for dim in written) + 6)
     thick, tick = band * 0.8, max(6, min(34, int(0.6 * band)))  # a stack's width; the sum's tick, as before
 
     def py(v: float) -> float:
@@ -167,7 +169,8 @@ def contributions(weights: np.ndarray, vectors: np.ndarray, labels: Sequence[obj
         parts_svg.append(f'<line class="total" x1="{middle - tick / 2:.1f}" y1="{py(sums[k]):.1f}" '
                          f'x2="{middle + tick / 2:.1f}" y2="{py(sums[k]):.1f}" stroke="{PALETTE["ink"]}" '
                          f'stroke-width="3" data-value="{float(sums[k])!r}"><title>{total}</title></line>')
-        parts_svg.append(_text(middle, top + height + 16, dim))
+        if k % every == 0:
+            parts_svg.append(_text(middle, top + height + 16, written[k]))
     zero = f" M{left},{py(0.0):.1f} H{left + width}" if lo < 0 < hi else ""  # where the stacks start
     parts_svg.append(f'<path d="M{left},{top} V{top + height} H{left + width}{zero}" fill="none" '
                      f'stroke="{PALETTE["ink"]}"/>')
