@@ -76,10 +76,9 @@ def image_heatmap(values: np.ndarray, *, x_title: str, y_title: str, value_title
         domain = (-m, m) if m > 0 else (-1.0, 1.0)
     lo, hi = float(domain[0]), float(domain[1])
     value_title = by_kind("diverging", value_title)
-    pixels = colour_image(values, (lo, hi))
-    pixels = np.repeat(np.repeat(pixels, max(1, round(height / rows)), axis=0),  # whole-pixel blocks: no blur
-                       max(1, round(width / cols)), axis=1)
-    image = alt.Chart(pd.DataFrame({"url": [png_data_url(pixels)]})).mark_image(
+    block = (max(1, round(height / rows)), max(1, round(width / cols)))  # each cell a block of whole pixels
+    url = png_data_url(colour_image(values, (lo, hi)), block=block)
+    image = alt.Chart(pd.DataFrame({"url": [url]})).mark_image(
         width=width, height=height, aspect=False, align="left", baseline="top").encode(
         x=alt.XValue(0), y=alt.YValue(0), url=alt.Url("url:N"))
     ramp = alt.Scale(domain=[lo + s * (hi - lo) for s, _ in IMAGE_STOPS], range=[c for _, c in IMAGE_STOPS],

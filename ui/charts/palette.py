@@ -166,22 +166,28 @@ def colour_image(values: np.ndarray, domain: tuple[float, float]) -> np.ndarray:
     return ramp_image(values, IMAGE_STOPS, domain, empty=middle)
 
 
-def png_data_url(pixels: np.ndarray) -> str:
-    """An (h, w, 3) uint8 array as a ``data:image/png;base64,...`` URL: a PNG with a palette when the picture has
-    at most 256 colours (as `ramp_image`'s pictures do), a byte per pixel instead of three: lesson 13's 6 x 12
-    grid of 128 x 128 maps sends 0.5 MB instead of 1 MB."""
+def png_data_url(pixels: np.ndarray, block: tuple[int, int] = (1, 1)) -> str:
+    """An (h, w, 3) uint8 array as a ``data:image/png;base64,...`` URL, each pixel drawn as a `block` (rows,
+    columns) of whole pixels (no blur): a PNG with a palette when the picture has at most 256 colours (as
+    `ramp_image`'s pictures do), a byte per pixel instead of three: lesson 13's 6 x 12 grid of 128 x 128 maps sends
+    0.5 MB instead of 1 MB. The colours are found by hashing (pandas' factorize: 4 ms for a picture of 0.5 million
+    pixels, where sorting them took 40 ms), and before the blocks are drawn."""
     import base64
     import io
 
+    import pandas as pd
     from PIL import Image
     rgb = pixels.astype(np.uint32)
     packed = rgb[..., 0] << 16 | rgb[..., 1] << 8 | rgb[..., 2]  # (h, w)
-    colours, index = np.unique(packed, return_inverse=True)
+    index, colours = pd.factorize(packed.ravel())  # each pixel's colour number, in order of first appearance
     if len(colours) <= 256:
         image = Image.fromarray(index.reshape(packed.shape).astype(np.uint8), mode="P")
         image.putpalette(np.stack([colours >> 16, colours >> 8, colours], axis=-1).astype(np.uint8).ravel().tobytes())
     else:
         image = Image.fromarray(np.ascontiguousarray(pixels))
+    rows, cols = block
+    if (rows, cols) != (1, 1):
+        image = image.resize((image.width * cols, image.height * rows), Image.Resampling.NEAREST)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=3)  # fast, small enough
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
