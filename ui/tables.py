@@ -8,8 +8,10 @@ table as a Styler whose every cell is written by `ui.i18n.number` ("0,1234" and 
 keep their numbers underneath: a click on a column header still sorts by value, and ``AppTest``'s ``.value``
 (and the sweep's NaN check) still read numbers.
 
-Cost (server, per table, measured on this project's 2-core machine): a 16 x 16 table ~6 ms instead of ~0.8 ms,
-a 64 x 64 one ~35 ms instead of ~2.6 ms; most of it is Streamlit's copy of the display values, column by column.
+Cost (server, per table, measured on this project's 2-core machine in session 18, pandas 3.1): a 16 x 16 table
+~11 ms instead of ~0.8 ms, a 64 x 64 one ~60 ms instead of ~2.7 ms: pandas' ``_translate`` and Streamlit's copy of
+the display values into pyarrow strings, column by column. It is most of lesson 4's rerun at its largest settings
+(eight such tables; see the README's ``--largest`` table).
 Editable tables (`st.data_editor`) are inputs: they keep the grid's own number editor and are not shown this way.
 """
 from __future__ import annotations
