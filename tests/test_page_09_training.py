@@ -19,7 +19,7 @@ from core.tasks import BOS_ID, EOS_ID, TaskInputError, make_task
 from core.train import PRESETS, Trainer
 from ui import models
 from ui.i18n import lookup, md_escape, number, t
-from ui.training import EVAL_EXAMPLES, Run
+from ui.training import EVAL_EXAMPLES, LEARNED, Run
 from conftest import lesson_opener, widget
 from widgets import heatmaps, line_chart_of, table
 
@@ -440,3 +440,15 @@ def test_live_curves_are_rebuilt_only_when_an_evaluation_lands():
     curves = line_chart_of(accuracy.svg).series
     assert len(curves) == 3 and all(len(y) == len(run_of(at).evaluations) for _, y in curves.values())
     assert line_chart_of(loss.svg).series[t("train.loss")][0].max() == run_of(at).trainer.step
+
+
+def test_a_chunk_ends_where_the_task_is_first_learned():
+    """The evaluation that first reaches LEARNED ends its chunk (the page draws it at once); later ones do not."""
+    run = Run.new("parser", "fast", "cpu", {}, {})
+    while not run.learned:
+        run.advance(60.0)
+        assert not run.trainer.done, "the fast preset learns parser before its schedule ends"
+    first = [e.step for e in run.evaluations if e.exact_match >= LEARNED]
+    assert first == [run.trainer.step] == [run.evaluations[-1].step]  # stopped right at that evaluation
+    run.advance(60.0)  # learned before: the chunk goes on to the end of the schedule
+    assert run.trainer.done and run.evaluations[-1].step == run.trainer.train_cfg.steps

@@ -30,6 +30,7 @@ from core.train import TrainConfig, Trainer
 CHUNK_SECONDS = 0.5
 EVAL_EXAMPLES, EVAL_SEED = 200, 2024  # held-out draws behind the live accuracy curves (repeats count once)
 MAX_EVALUATIONS = 25  # evaluations (and attention snapshots) per run, at most
+LEARNED = 0.99  # greedy exact match at which lesson 9 calls a task learned (its fast presets "reach 99%")
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder masked self-attention, cross-attention
 HOOKS = {"encoder": "encoder.layers.{i}.self_attn.hook_weights", "decoder": "decoder.layers.{i}.self_attn.hook_weights",
          "cross": "decoder.layers.{i}.cross_attn.hook_weights"}
@@ -106,6 +107,11 @@ class Run:
         batch = task.batch(1, torch.Generator().manual_seed(EVAL_SEED), split)
         return batch.src.to(self.trainer.device), batch.tgt_in.to(self.trainer.device)
 
+    @property
+    def learned(self) -> bool:
+        """Whether an evaluation has reached LEARNED greedy exact match."""
+        return any(e.exact_match >= LEARNED for e in self.evaluations)
+
     def evaluate_now(self) -> Evaluation:
         start = time.perf_counter()
         result = evaluate(self.trainer.model, self.trainer.task, n=EVAL_EXAMPLES, seed=EVAL_SEED)
@@ -120,17 +126,20 @@ class Run:
     def advance(self, seconds: float = CHUNK_SECONDS) -> int:
         """Train for about `seconds`, evaluating whenever `eval_every` steps have passed since the last evaluation
         (and at the end of the schedule), so the curves and snapshots keep their spacing whatever a chunk holds.
-        Returns the steps taken (0 when another thread is stepping this run); stops the run at the end."""
+        The evaluation at which the task is first learned ends the chunk, so the page can say so at once rather
+        than up to a chunk later. Returns the steps taken (0 when another thread is stepping this run); stops the
+        run at the end."""
         if not self.stepping.acquire(blocking=False):
             return 0
         try:
-            deadline, taken = time.perf_counter() + seconds, 0
+            deadline, taken, learned = time.perf_counter() + seconds, 0, self.learned
             while not self.trainer.done and (taken == 0 or time.perf_counter() < deadline):
                 due = self.evaluations[-1].step + self.eval_every - self.trainer.step  # steps to the next evaluation
                 left = max(0.0, deadline - time.perf_counter())
                 taken += sum(1 for _ in self.trainer.steps(n=max(1, due), seconds=left))
                 if self.trainer.step - self.evaluations[-1].step >= self.eval_every or self.trainer.done:
-                    self.evaluate_now()
+                    if self.evaluate_now().exact_match >= LEARNED and not learned:
+                        break
             if self.trainer.done:
                 self.running = False
             return taken
