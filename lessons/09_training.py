@@ -17,7 +17,7 @@ from ui.i18n import number, power_of_ten, t
 from ui.training import CHUNK_SECONDS, Run
 from ui.training_page import (drawn, load_preset, parameter_count, reset, start, start_session, step_work, stop,
                               use_pretrained, upload_checkpoint, wanted, train_chunk)
-from ui.training_tools import (attention_section, curve_charts, errors_section, export_section,
+from ui.training_tools import (attention_section, curves, errors_section, export_section, headline,
                                snapshots_section, try_model, vocabulary_section)
 
 TASK_NAMES = ("copy", "addition", "parser", "reverse", "sort")
@@ -112,36 +112,6 @@ def run_buttons(run: Run | None) -> None:
                          on_change=upload_checkpoint)
         if ss.get("train_upload_problem"):
             st.error(ss["train_upload_problem"], icon=":material/error:")
-
-
-def headline(run: Run) -> None:
-    """The progress bar and the headline numbers (they change at every redraw)."""
-    trainer, last = run.trainer, run.evaluations[-1]
-    steps = trainer.train_cfg.steps
-    st.progress(min(1.0, trainer.step / steps), text=t("train.progress", step=trainer.step, steps=steps))
-    recent = [r.loss for r in trainer.history[-20:]]
-    speed = trainer.step / trainer.elapsed if trainer.elapsed > 0 else 0.0
-    cols = st.columns(4)
-    cols[0].metric(t("train.loss"), number(sum(recent) / len(recent), ".4f") if recent else "—")
-    cols[1].metric(t("train.greedy_em"), number(last.exact_match, ".1%"), help=t("train.greedy_em_help", n=last.n))
-    cols[2].metric(t("train.forced_em"), number(last.teacher_forced_exact_match, ".1%"), help=t("train.forced_em_help"))
-    cols[3].metric(t("train.speed"), number(speed, ".1f"), help=t("train.speed_help", seconds=trainer.elapsed))
-    if run.pretrained:
-        st.caption(t("train.pretrained_caption", steps=steps, seconds=trainer.elapsed))
-
-
-def curves(run: Run) -> None:
-    """The live curves, built again only when an evaluation landed (kept in the session until then)."""
-    tag = (run.token, run.evaluations[-1].step, settings.lang)
-    if ss.get("train_curves_for") != tag:
-        ss["train_curves"], ss["train_curves_for"] = curve_charts(run, tag[1], settings.lang), tag
-    loss, accuracy = ss["train_curves"]
-    loss_col, acc_col = st.columns(2, gap="large")
-    if loss is not None:
-        with loss_col:
-            panels.svg_image(loss)
-    with acc_col:
-        panels.svg_image(accuracy)
 
 
 def live() -> None:

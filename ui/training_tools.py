@@ -1,6 +1,6 @@
 """Lesson 9's tools on a trained model, one on screen at a time: try it (greedy decoding step by step on the
 learner's input), its attention maps, snapshots taken during training, error analysis (core.lab.errors) and
-the vocabularies; the live curves' charts; the exports. Each takes the session's `ui.training.Run`.
+the vocabularies; the live section's headline and curves; the exports. Each takes the session's `ui.training.Run`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from core.lab.errors import error_report
 from core.tasks import BOS, BOS_ID, EOS, PAD, TaskInputError
 from core.evaluation import predict
 from . import charts, links, panels, state, tables
-from .i18n import current_language, md_escape, t
+from .i18n import current_language, md_escape, number, t
 from .presentation import prose
 from .training import KINDS, Run, attention_maps
 
@@ -41,6 +41,37 @@ def curve_charts(run: Run, upto: int, lang: str) -> tuple[charts.SvgChart | None
                             y_percent=True,
                             colors=(charts.PALETTE["key"], charts.PALETTE["value"], charts.PALETTE["query"]))
     return loss, accuracy
+
+
+def headline(run: Run) -> None:
+    """The progress bar and the headline numbers (they change at every redraw)."""
+    trainer, last = run.trainer, run.evaluations[-1]
+    steps = trainer.train_cfg.steps
+    st.progress(min(1.0, trainer.step / steps), text=t("train.progress", step=trainer.step, steps=steps))
+    recent = [r.loss for r in trainer.history[-20:]]
+    speed = trainer.step / trainer.elapsed if trainer.elapsed > 0 else 0.0
+    cols = st.columns(4)
+    cols[0].metric(t("train.loss"), number(sum(recent) / len(recent), ".4f") if recent else "—")
+    cols[1].metric(t("train.greedy_em"), number(last.exact_match, ".1%"), help=t("train.greedy_em_help", n=last.n))
+    cols[2].metric(t("train.forced_em"), number(last.teacher_forced_exact_match, ".1%"), help=t("train.forced_em_help"))
+    cols[3].metric(t("train.speed"), number(speed, ".1f"), help=t("train.speed_help", seconds=trainer.elapsed))
+    if run.pretrained:
+        st.caption(t("train.pretrained_caption", steps=steps, seconds=trainer.elapsed))
+
+
+def curves(run: Run) -> None:
+    """The live curves, built again only when an evaluation landed (kept in the session until then)."""
+    ss = st.session_state
+    tag = (run.token, run.evaluations[-1].step, current_language())
+    if ss.get("train_curves_for") != tag:
+        ss["train_curves"], ss["train_curves_for"] = curve_charts(run, *tag[1:]), tag
+    loss, accuracy = ss["train_curves"]
+    loss_col, acc_col = st.columns(2, gap="large")
+    if loss is not None:
+        with loss_col:
+            panels.svg_image(loss)
+    with acc_col:
+        panels.svg_image(accuracy)
 
 
 def learner_input(run: Run):
