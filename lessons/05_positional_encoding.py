@@ -107,8 +107,8 @@ def sinusoidal_part() -> None:
     P, _ = views.position_sliders(offset=False)
     pe = views.sinusoid(P, d)  # (P, d)
     st.markdown(f"##### {t('pe.heatmap_title', P=P, d=d)}")
-    st.altair_chart(charts.image_heatmap(pe, x_title=t("pe.dimension"), y_title=t("pe.position"), value_title="PE",
-                                         domain=(-1.0, 1.0)), width="content")
+    panels.svg_image(charts.picture(pe, x_title=t("pe.dimension"), y_title=t("pe.position"), value_title="PE",
+                                    domain=(-1.0, 1.0)))
     st.caption(t("pe.heatmap_caption", P=P, d=d) + " " + t("common.cpu_only"))
     zp, zd = min(P, views.ZOOM_POS), min(d, views.ZOOM_DIMS)
     panels.matrix_panel(pe[:zp, :zd], title=t("pe.zoom_title"), key="pe_zoom", scale="diverging",
@@ -130,9 +130,10 @@ def offset_part() -> None:
     O = positions.offset_dots(P, d, k, views.SAMPLE_P)
     dots = O["dots"]  # (P, P)
     left, right = st.columns(2, gap="large")
-    left.markdown(f"##### {t('pe.dots_title', P=P)}")
-    left.altair_chart(charts.image_heatmap(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=220,
-                                           height=220, value_title="PE·PE"), width="content")
+    with left:
+        st.markdown(f"##### {t('pe.dots_title', P=P)}")
+        panels.svg_image(charts.picture(dots, x_title=t("pe.position"), y_title=t("pe.position"), width=220,
+                                        height=220, value_title="PE·PE"))
     with right:
         dz = min(P, views.DOT_ZOOM)
         panels.matrix_panel(dots[:dz, :dz], title=t("pe.dots_zoom_title"), key="pe_dots", scale="diverging",

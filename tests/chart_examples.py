@@ -1,7 +1,7 @@
 """Every chart builder of ui.charts at small and at edge-case inputs, shared by the chart and accessibility tests:
 the Vega-Lite ones (`BUILDER_EXAMPLES`), the heatmaps drawn as SVG (`SVG_EXAMPLES`, with two readers of its SVG
-that tests/widgets.py's `heatmap_of` leaves out), and the line charts and bars drawn as SVG (`LINE_EXAMPLES`,
-`BAR_EXAMPLES`)."""
+that tests/widgets.py's `heatmap_of` leaves out), and the pictures, line charts and bars drawn as SVG
+(`PICTURE_EXAMPLES`, `LINE_EXAMPLES`, `BAR_EXAMPLES`)."""
 from __future__ import annotations
 
 import re
@@ -26,10 +26,6 @@ BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case input
     "cost curves": lambda: charts.cost_curves([1, 10, 100, 1000], {"a": [1, 10, 100, 1000], "b": [1, 1e2, 1e4, 1e6]},
                                               [("x", 10.0)], x_title="n", y_title="c", now=("now", 100.0), title="T"),
     "cost curves, no marks": lambda: charts.cost_curves([1, 10], {"a": [1, 2]}, [], x_title="n", y_title="c"),
-    "image heatmap": lambda: charts.image_heatmap(np.outer(np.arange(64.0), np.ones(32)) - 30, x_title="x",
-                                                  y_title="y", value_title="v", title="I"),
-    "image heatmap masked": lambda: charts.image_heatmap(np.full((5, 7), -np.inf), x_title="x", y_title="y",
-                                                         value_title="v", domain=(0.0, 1.0)),
     "plane arrows": lambda: charts.plane_arrows([(1, 0.5), (-0.3, 0.2)], ["a", "a"], ["#000000", "#0072B2"],
                                                 x_title="x", y_title="y", circles=(1.0, 0.5), title="P"),
     "growth lines": lambda: charts.growth_lines([2, 4, 8, 16], {"n": [2, 4, 8, 16], "n²": [4, 16, 64, 256]},
@@ -39,6 +35,17 @@ BUILDER_EXAMPLES = {  # every Vega-Lite builder, at small and at edge-case input
                                                     title="G"),
     "run lines": lambda: charts.run_lines([("N = 1", "pre", [0.5, None, 0.9]), ("N = 2", "post", [0.1, 0.2])],
                                           x_title="epoch", y_title="acc", color_title="N", dash_title="norm"),
+}
+
+PICTURE_EXAMPLES = {  # charts.picture (drawn as SVG) at small and at edge-case inputs
+    "picture": lambda: charts.picture(np.outer(np.arange(64.0), np.ones(32)) - 30, x_title="x", y_title="y",
+                                      value_title="v", title="I"),
+    "picture, all masked": lambda: charts.picture(np.full((5, 7), -np.inf), x_title="x", y_title="y",
+                                                  value_title="v", domain=(0.0, 1.0)),
+    "picture, weights": lambda: charts.picture(np.full((40, 40), 1 / 40), x_title="column", y_title="row",
+                                               kind="weights", width=300, height=300),
+    "picture, one row of 512": lambda: charts.picture(np.linspace(-2, 3, 512)[None], x_title="d", y_title="p",
+                                                      width=520, height=80, value_title="Ausgabe des Encoders"),
 }
 
 SVG_EXAMPLES = {  # charts.heatmap_svg and facet_svg at the inputs the Vega heatmaps were checked at

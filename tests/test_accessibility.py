@@ -29,7 +29,7 @@ import pytest
 from chart_examples import value_texts
 from conftest import start_page
 from streamlit import dataframe_util
-from widgets import bar_charts, heatmaps, line_charts
+from widgets import bar_charts, heatmaps, line_charts, pictures
 
 from ui import charts
 from ui.charts.palette import RAMP_STEPS, cell_colours, ramp_domain
@@ -449,6 +449,18 @@ def test_every_chart_uses_checked_colours(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_svg_picture_uses_checked_colours(case):
+    """A big matrix's picture drawn on the server: its legend is one of the pictures' ramps drawn whole, and
+    everything else is white, ink or the masked grey (its frame)."""
+    at = drawn(*case, "en")
+    for k, picture in enumerate(pictures(at)):
+        colours = {c.upper() for c in re.findall(r'(?:fill|stroke)="([^"]+)"', picture.svg)} - {"NONE", "URL(#RAMP)"}
+        assert colours <= SVG_FIXED, (k, colours - SVG_FIXED)
+        stops = re.findall(r'stop-color="(#[0-9A-F]{6})"', picture.svg)
+        assert stops in ([c for _, c in reversed(charts.IMAGE_STOPS)], [c for _, c in reversed(charts.WEIGHT_STOPS)])
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_every_svg_line_chart_uses_checked_colours(case):
     """A line chart drawn on the server uses role and series colours only (white behind, ink axes and text, the
     masked grey's grid), and the series of one chart stay apart in every simulation."""
@@ -530,12 +542,12 @@ def test_every_builder_describes_its_chart():
     assert "2" in facet and "h1, h2" in facet and "2 × 2" in facet and "0.00" in facet and "1.00" in facet
     arrows = charts.plane_arrows([(1, -0.5)], ["q"], ["#0072B2"], x_title="d0", y_title="d1").to_dict()
     assert arrows["description"].endswith("(d0, d1): q = (1.00, -0.50)")
-    from chart_examples import BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES
+    from chart_examples import BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, PICTURE_EXAMPLES, SVG_EXAMPLES
 
     for name, build in BUILDER_EXAMPLES.items():
         description = build().to_dict()["description"]
         assert any(description.startswith(t(f"a11y.{kind}", lang="en")) for kind in KINDS), name
-    for name, build in SVG_EXAMPLES.items():
+    for name, build in (SVG_EXAMPLES | PICTURE_EXAMPLES).items():
         chart = build()
         kind = "a11y.facet_kind" if name.startswith("facet") else "a11y.heatmap_kind"
         assert chart.description.startswith(t(kind, lang="en")), name
@@ -573,7 +585,8 @@ def test_every_svg_chart_on_every_page_has_a_description_in_its_language(case, l
     """The img's alt of every heatmap, line chart and bar chart drawn on the server (and the SVG's own title, read
     where it is opened)."""
     at = drawn(*case, lang)
-    for k, chart in enumerate([*heatmaps(at), *line_charts(at), *bar_charts(at), *bar_charts(at, "stacked")]):
+    for k, chart in enumerate([*heatmaps(at), *pictures(at), *line_charts(at), *bar_charts(at),
+                               *bar_charts(at, "stacked")]):
         description = chart.description
         assert description.strip(), (k, chart.svg[:300])
         assert spoken(description, lang), (k, description)
@@ -616,5 +629,5 @@ def test_a_page_with_charts_shows_their_numbers(case):
     """With "show the numbers" on, a page that draws charts also shows tables (the text alternative of a chart
     is its numbers)."""
     at = drawn(*case, "en")
-    if at.get("vega_lite_chart") or heatmaps(at) or bar_charts(at) or bar_charts(at, "stacked"):
+    if at.get("vega_lite_chart") or heatmaps(at) or pictures(at) or bar_charts(at) or bar_charts(at, "stacked"):
         assert number_tables(at) >= 1, case

@@ -10,9 +10,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
-from chart_examples import (BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, SVG_EXAMPLES, WORDS, legend_ticks,
-                            value_texts)
-from widgets import Heatmap, bar_chart_of, heatmap_of, line_chart_of
+from chart_examples import (BAR_EXAMPLES, BUILDER_EXAMPLES, LINE_EXAMPLES, PICTURE_EXAMPLES, SVG_EXAMPLES, WORDS,
+                            legend_ticks, value_texts)
+from widgets import Heatmap, bar_chart_of, heatmap_of, line_chart_of, picture_of
 
 from ui import charts
 from ui.charts.palette import SCHEME_STOPS, ramp_domain
@@ -183,6 +183,30 @@ def test_every_line_and_bar_chart_is_well_formed(name):
                                  chart.svg):
         assert 0 <= float(x) <= float(x) + float(w) <= chart.width
         assert 0 <= float(y) <= float(y) + float(h) <= chart.height
+    for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
+                                      chart.svg):
+        half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
+        left = float(x) - (half if anchor != "start" else 0)
+        right = float(x) + (half if anchor != "end" else 0)
+        assert 0 <= left and right <= chart.width, (text, left, right)
+
+
+@pytest.mark.parametrize("name", list(PICTURE_EXAMPLES))
+def test_every_picture_is_well_formed(name):
+    """The SVG parses, its size is the one the page is told, its title is its text alternative, the picture lies
+    inside it at the size asked for with every cell a block of whole pixels, and every label lies inside it."""
+    chart = PICTURE_EXAMPLES[name]()
+    root = ET.fromstring(chart.svg)
+    assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
+    assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
+    image = root.find("{http://www.w3.org/2000/svg}image")
+    x, y, w, h = (float(image.get(k)) for k in ("x", "y", "width", "height"))
+    assert 0 <= x and x + w <= chart.width and 0 <= y and y + h <= chart.height
+    rows, cols = map(int, re.search(r"(\d+) × (\d+)", chart.description).groups())
+    pixels = picture_of(chart.svg).pixels  # (rows * block, cols * block, 3)
+    assert pixels.shape[0] % rows == 0 and pixels.shape[1] % cols == 0
+    block = (pixels.shape[0] // rows, pixels.shape[1] // cols)
+    assert (np.repeat(np.repeat(pixels[::block[0], ::block[1]], block[0], 0), block[1], 1) == pixels).all()
     for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
                                       chart.svg):
         half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)

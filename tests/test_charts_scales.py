@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 from chart_examples import legend_ticks, value_texts
-from widgets import Heatmap, bar_chart_of, bar_charts, heatmap_of, line_chart_of
+from widgets import Heatmap, bar_chart_of, bar_charts, heatmap_of, line_chart_of, picture_of
 
 from ui import charts
 from ui.charts import numbers
@@ -61,8 +61,10 @@ def test_every_builder_with_a_colour_ramp_titles_it_by_what_it_shows():
     facet = drawn(charts.facet_svg([CAUSAL / 3, CAUSAL / 2], ["h1", "h2"], "abc", "abc"))
     assert facet.legend == t("chart.weight_legend", lang="en")
     assert drawn(charts.facet_svg([CAUSAL], ["h1"], "abc", "abc", legend="w")).legend == "w"
-    image = charts.image_heatmap(np.eye(3) - 0.5, x_title="x", y_title="y", value_title="value").to_dict()
-    assert legend_title(colour_encodings(image)[0]) == t("chart.signed_legend", lang="en")
+    image = picture_of(charts.picture(np.eye(3) - 0.5, x_title="x", y_title="y", value_title="value").svg)
+    assert image.legend == t("chart.signed_legend", lang="en")
+    weights = picture_of(charts.picture(np.eye(3), x_title="x", y_title="y", kind="weights").svg)
+    assert weights.legend == t("chart.weight_legend", lang="en")
     grid = charts.attention_grid(np.full((1, 2, 3, 3), 1 / 3), ["L1"], ["h1", "h2"], value_title="value").to_dict()
     assert legend_title(colour_encodings(grid)[0]) == t("chart.weight_legend", lang="en")
     view = charts.head_view(np.full((1, 3, 3), 1 / 3), "abc", [0], ["h1"]).to_dict()
@@ -143,9 +145,9 @@ def test_dimensions_are_numbered_from_d0_everywhere():
     strips = charts.value_strips({"x": np.zeros((2, 3))}, ["a", "b"], value_title="v").to_dict()
     dims = next(rows for rows in strips["datasets"].values() if rows and "dim" in rows[0])
     assert [r["dim"] for r in dims[:3]] == ["d0", "d1", "d2"]
-    image = charts.image_heatmap(np.zeros((4, 6)), x_title="d", y_title="p", value_title="v").to_dict()
-    axes = image["layer"][1]["encoding"]
-    assert axes["x"]["scale"]["domain"] == [-0.5, 5.5] and axes["y"]["scale"]["domain"] == [-0.5, 3.5]
+    image = picture_of(charts.picture(np.zeros((4, 6)), x_title="d", y_title="p", value_title="v", width=240,
+                                      height=160).svg)
+    assert image.texts[:10] == ["0", "1", "2", "3", "0", "1", "2", "3", "4", "5"]  # rows, then columns, from 0
 
 
 # ---- numbers in the reader's language -----------------------------------------------------------------------
@@ -176,6 +178,18 @@ def test_every_svg_heatmap_writes_its_numbers_in_the_language(spanish):
         english = [text for text in h.texts + [exact for *_, exact in h.cells] if re.fullmatch(r"-?\d+\.\d+", text)]
         assert not english, (name, english)
         assert not re.search(r"\d\.\d\d\b", h.description), name
+
+
+def test_every_picture_writes_its_numbers_in_the_language(spanish):
+    from chart_examples import PICTURE_EXAMPLES
+
+    for name, build in PICTURE_EXAMPLES.items():
+        chart = build()
+        drawn = picture_of(chart.svg, chart.description)
+        english = [text for text in drawn.texts if re.fullmatch(r"-?\d+\.\d+", text)]
+        assert not english, (name, english)
+        assert not re.search(r"\d\.\d\d\b", drawn.description), name
+    assert picture_of(PICTURE_EXAMPLES["picture, one row of 512"]().svg).texts[-3:] == ["3,00", "0,00", "-3,00"]
 
 
 def test_every_line_chart_writes_its_numbers_in_the_language(spanish):

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from streamlit.testing.v1 import AppTest
 from conftest import lesson_opener, widget
-from widgets import bar_charts, has_table, heatmaps, line_charts, table
+from widgets import bar_charts, has_table, heatmaps, line_charts, pictures, table
 
 from ui.i18n import t
 
@@ -150,8 +150,7 @@ def test_charts_carry_the_same_numbers():
         for m, name in zip(heatmaps, names):
             np.testing.assert_allclose(m, want[name], atol=5e-5, err_msg=name)
     open_part(at, "projections")
-    pictures = [c for c in at.get("vega_lite_chart") if '"image"' in c.proto.spec]
-    assert len(pictures) == 3 and sum(t("panel.as_picture") in c.value for c in at.caption) == 3
+    assert len(pictures(at)) == 3 and sum(t("panel.as_picture") in c.value for c in at.caption) == 3
 
 
 def test_tying_w_k_to_w_q_makes_the_scores_symmetric():

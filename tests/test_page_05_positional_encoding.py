@@ -6,9 +6,7 @@ the √d_model table, the learned table and the RoPE scores.
 """
 from __future__ import annotations
 
-import base64
 import inspect
-import io
 import math
 import zlib
 from pathlib import Path
@@ -16,14 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from PIL import Image
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from ui import charts
 from ui.i18n import t
 from conftest import lesson_opener, widget
-from widgets import has_table, heatmaps, line_charts, table
+from widgets import has_table, heatmaps, line_charts, picture_of, pictures, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -104,24 +100,13 @@ def walk(at: AppTest, lang: str = "en") -> dict[str, object]:
     for part in PARTS:
         open_part(at, part)
         seen["frames"].update(frames(at))
-        seen["charts"] += len(at.get("vega_lite_chart")) + len(heatmaps(at)) + len(line_charts(at))
+        seen["charts"] += len(at.get("vega_lite_chart")) + len(heatmaps(at)) + len(line_charts(at)) + len(pictures(at))
         seen["header"] += [h.value for h in at.header]
         for kind in ("warning", "info", "caption", "success", "metric", "table"):
             seen[kind] += [e.value for e in getattr(at, kind)]
         if part == "sinusoidal":
-            seen["image"] = chart_image(at)
+            seen["image"] = pictures(at)[0].pixels  # the table of sinusoids
     return seen
-
-
-def chart_image(at: AppTest) -> np.ndarray:
-    """The first picture chart's pixels, decoded from the data URL the browser gets."""
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            df = dataframe_util.convert_arrow_bytes_to_pandas_df(ds.data.data)
-            if "url" in df.columns:
-                raw = base64.b64decode(df.url[0].split(",", 1)[1])
-                return np.asarray(Image.open(io.BytesIO(raw)).convert("RGB"))
-    raise AssertionError("no picture chart")
 
 
 # ---- the page -------------------------------------------------------------------------------------------
@@ -295,17 +280,15 @@ def test_colour_image_follows_the_ramp():
                      charts.IMAGE_STOPS[-1][1], charts.IMAGE_STOPS[2][1]]  # clipped; NaN in the middle colour
 
 
-def test_image_heatmap_is_one_picture_with_axes():
+def test_a_picture_is_one_image_with_axes():
     values = pe_formula(6, 4)
-    spec = charts.image_heatmap(values, x_title="dim", y_title="pos", value_title="PE", width=40, height=30).to_dict()
-    marks = [layer["mark"]["type"] for layer in spec["layer"]]
-    assert marks == ["image", "point"]
-    url = next(v for ds in spec["datasets"].values() for row in ds for v in row.values()
-               if isinstance(v, str) and v.startswith("data:image/png;base64,"))
-    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
-    assert pixels.shape == (30, 40, 3)  # 6 x 4 cells enlarged 5 x 10 times
-    np.testing.assert_array_equal(pixels[::5, ::10], charts.colour_image(values, (-1.0, 1.0)))
-    assert spec["layer"][1]["encoding"]["y"]["scale"]["reverse"] is True
+    chart = charts.picture(values, x_title="dim", y_title="pos", value_title="PE", width=40, height=30)
+    drawn = picture_of(chart.svg, chart.description)
+    assert drawn.pixels.shape == (30, 40, 3)  # 6 x 4 cells enlarged 5 x 10 times
+    np.testing.assert_array_equal(drawn.pixels[::5, ::10], charts.colour_image(values, (-1.0, 1.0)))  # row 0 on top
+    # rows 0, 2, 4 down the left, columns 0, 2 along the bottom, the axis titles, the legend from 1 down to -1
+    assert drawn.texts == ["0", "2", "4", "0", "2", "dim", "pos", "PE", "1.00", "0.00", "-1.00"]
+    assert drawn.legend == "PE" and drawn.description.startswith(t("a11y.heatmap_kind", lang="en"))
 
 
 def test_plane_arrows_draw_every_vector_from_the_origin():

@@ -18,7 +18,7 @@ import core
 from core.lab.analysis import toy_embeddings
 from ui.i18n import number as written, t
 from conftest import lesson_opener, widget
-from widgets import heatmaps, table
+from widgets import heatmaps, pictures, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -102,7 +102,7 @@ def test_runs_in_both_languages(path, lang):
     assert_clean(at)
     assert at.title[0].value == t("blocks.title", lang=lang)
     assert not at.error and not at.warning
-    assert not at.dataframe and at.get("vega_lite_chart")  # the FFN part first; numbers tables only when asked for
+    assert not at.dataframe and pictures(at)  # the FFN part first; numbers tables only when asked for
     assert widget(at, "radio", "blocks_part").label == t("blocks.part", lang=lang)
     open_part(at, "layers")
     assert len(at.dataframe) == 1  # the shapes table
@@ -286,14 +286,10 @@ def test_empty_target_warns_and_keeps_the_last_sentence():
 def test_wide_stages_are_pictures_that_name_their_rows_and_keep_their_numbers(lang):
     """Past PICTURE_CELLS a stage is one picture (no Vega mark per cell): its caption names the rows in order, and
     its numbers stay a click away, exact; d_model-wide stages stay heatmaps labelled with the tokens."""
-    import json
     from ui.panels import PICTURE_CELLS
     at = start(lang=lang)
     assert_clean(at)
-    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]  # the activation curves are an image
-    marks = [[layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in s["layer"]]
-             for s in specs]
-    assert [("image" in m) for m in marks] == [True, True]  # X W1 + b1, φ(.): pictures in Vega charts
+    assert [p.pixels.shape[1] // 256 >= 1 for p in pictures(at)] == [True, True]  # X W1 + b1, φ(.): 256 columns
     assert [h.matrix.shape for h in heatmaps(at)] == [(len(WORDS), 64)] * 2  # X, FFN(X): labelled heatmaps
     want = reference_ffn(WORDS, 64, 256, "relu", 0)
     assert [w.size > PICTURE_CELLS for w in want] == [False, True, True, False]

@@ -4,6 +4,7 @@ Numbers are checked against numpy computed here, independently of `core`.
 """
 from __future__ import annotations
 
+import io
 import os
 import string
 from pathlib import Path
@@ -318,8 +319,12 @@ def test_downloads_are_made_only_when_clicked():
     from ui import charts, panels
     drawn = charts.heatmap_svg(X0 @ X0.T, WORDS, WORDS)  # what the panel draws and hands to its menu
     assert panels.png_bytes(drawn.svg)[:4] == b"\x89PNG"
-    big = panels.picture(np.ones((40, 40)), "weights", 300)  # a big matrix's picture is a Vega chart
-    assert panels.png_bytes(panels.svg_text(big))[:4] == b"\x89PNG"
+    big = panels.picture(np.ones((40, 40)), "weights", 300)  # a big matrix's picture: a PNG inside the SVG
+    png = panels.png_bytes(big.svg)
+    assert png[:4] == b"\x89PNG"
+    from PIL import Image
+    drawn = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))  # drawn at scale 2: the picture is there
+    assert (drawn == [int(charts.WEIGHT_STOPS[-1][1][k:k + 2], 16) for k in (1, 3, 5)]).all(axis=-1).sum() > 300 ** 2
     csv = panels.csv_text(panels.numbers_frame(X0 @ X0.T, WORDS, WORDS)).splitlines()
     assert csv[0] == "," + ",".join(WORDS) and csv[1].startswith("time,0.77,0.57")
 

@@ -263,7 +263,7 @@ def heatmap_of(svg: str, description: str = "") -> Heatmap:
 
 
 def svg_images(container, kind: str) -> list[tuple[str, str]]:
-    """(SVG, description) of every image of `kind` ("heatmap", "lines", "bars" or "stacked") that
+    """(SVG, description) of every image of `kind` ("heatmap", "picture", "lines", "bars" or "stacked") that
     ui.panels.svg_image showed in `container` (AppTest's main area, a block, or the app), in page order."""
     found = []
     for element in container.get("markdown"):
@@ -331,3 +331,29 @@ def bar_charts(container, kind: str = "bars") -> list[BarChart]:
     """Every server-drawn bar chart in `container`, in page order (`kind` "stacked": a weighted average's parts,
     read for its description and texts)."""
     return [bar_chart_of(svg, description) for svg, description in svg_images(container, kind)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Picture:
+    description: str  # the img's alt
+    svg: str
+    pixels: np.ndarray  # the embedded PNG's pixels, (height, width, 3) uint8: each cell a block of them
+    texts: list[str]  # every text element (tick labels, axis titles, legend)
+    legend: str  # the colour legend's title (its lines joined)
+
+
+def picture_of(svg: str, description: str = "") -> Picture:
+    """What one SVG of charts.picture shows: its picture's pixels, decoded from the data URL, and its texts."""
+    import io
+
+    from PIL import Image
+    data = re.search(r'href="data:image/png;base64,([^"]+)"', svg).group(1)
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+    legend = " ".join(html.unescape(t) for t in re.findall(r'<text [^>]*class="legend">([^<]*)</text>', svg))
+    return Picture(description, svg, pixels, [html.unescape(s) for s in re.findall(r"<text [^>]*>([^<]*)</text>", svg)],
+                   legend)
+
+
+def pictures(container) -> list[Picture]:
+    """Every server-drawn picture of a big matrix in `container`, in page order."""
+    return [picture_of(svg, description) for svg, description in svg_images(container, "picture")]

@@ -1,7 +1,6 @@
 """Lesson 2's presentation machinery (lessons/02_attention.py): the cached matrices and curves, the capped matrix
 panel, the one-query bars, one side of the scaling experiment (metrics, softmax row, Jacobian check) and the two
 saturation curves."""
-import functools
 import math
 
 import numpy as np
@@ -64,11 +63,11 @@ def picture_panel(matrix: np.ndarray, key: str, title: str, rows: list[str], col
     st.markdown(f"##### {title} &nbsp; {shape}")
     st.caption(" ".join(filter(None, [caption, t("panel.as_picture")])))
     cell = max(2, min(52, width // matrix.shape[1], 440 // matrix.shape[0]))  # square, as a heatmap's cells are
-    chart = charts.named(panels.picture(matrix, None, cell * matrix.shape[1]), title)
-    st.altair_chart(chart, width="content")
+    drawn = panels.picture(matrix, None, cell * matrix.shape[1], title=title)
+    panels.svg_image(drawn)
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
-    panels.download_menu(functools.partial(panels.svg_text, chart), panels.numbers_frame(matrix, rows, cols), key)
+    panels.download_menu(lambda: drawn.svg, panels.numbers_frame(matrix, rows, cols), key)
 
 
 def query_row(words: list[str], i: int, sums: np.ndarray, M: dict[str, np.ndarray]) -> None:

@@ -1,7 +1,6 @@
 """Lesson 7's presentation machinery (lessons/07_blocks.py): the capped matrix panels, the activation curves and
 the FFN's four stages, the residual stream's charts and numbers, the decoder's sentence box, the sub-layer and
 traced-tensor tables with the tensor picker, and the GPT-2 and families tables."""
-import functools
 
 import numpy as np
 import pandas as pd
@@ -60,11 +59,11 @@ def picture_panel(matrix: np.ndarray, title: str, key: str, rows, cols, scale, c
     named = [md_escape(str(w)) for w in rows[:ROWS_NAMED]] + (["…"] if len(rows) > ROWS_NAMED else [])
     st.caption(" ".join(filter(None, (caption, t("blocks.picture_rows", rows=", ".join(named)),
                                       t("panel.as_picture")))))
-    chart = charts.named(panels.picture(matrix, scale, width - PICTURE_FRAME), title)
-    st.altair_chart(chart, width="content")
+    drawn = panels.picture(matrix, scale, width - PICTURE_FRAME, title=title)
+    panels.svg_image(drawn)
     if state.current().show_numbers:
         panels.numbers_table(matrix, rows, cols, key=f"{key}_numbers")
-    panels.download_menu(functools.partial(panels.svg_text, chart), panels.numbers_frame(matrix, rows, cols), key)
+    panels.download_menu(lambda: drawn.svg, panels.numbers_frame(matrix, rows, cols), key)
 
 
 def activation_curves() -> None:

@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -60,12 +59,6 @@ def csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(float_format="%.10g")
 
 
-def svg_text(chart: alt.TopLevelMixin) -> str:
-    """An Altair chart (a big matrix's picture) as SVG, drawn by vl-convert."""
-    import vl_convert
-    return vl_convert.vegalite_to_svg(chart.to_dict())
-
-
 def png_bytes(svg: str) -> bytes:
     import vl_convert
     return vl_convert.svg_to_png(svg, scale=2)  # scale 2: sharp on projectors and slides
@@ -98,15 +91,15 @@ def svg_image(chart: charts.SvgChart) -> None:
                 unsafe_allow_html=True)
 
 
-def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int,
-            legend_title: str | None = None) -> alt.LayerChart:
-    """A large matrix as one image: attention weights on their 0..1 ramp, anything else centred on 0."""
-    if scale == "weights":
-        return charts.attention_grid(matrix[None, None], [""], [""], value_title=legend_title, width=width)
+def picture(matrix: np.ndarray, scale: charts.Scale | None, width: int, legend_title: str | None = None,
+            title: str | None = None) -> charts.SvgChart:
+    """A large matrix as one picture `width` px wide: attention weights on their 0..1 ramp, anything else centred
+    on 0; `title` names it in its text alternative."""
     n_rows, n_cols = matrix.shape
     height = int(np.clip(width * n_rows / n_cols, 80, 440))  # about the matrix's own aspect
-    return charts.image_heatmap(matrix, x_title=t("chart.column"), y_title=t("chart.row"),
-                                value_title=legend_title, width=width, height=height)
+    return charts.picture(matrix, x_title=t("chart.column"), y_title=t("chart.row"), value_title=legend_title,
+                          kind="weights" if scale == "weights" else "diverging", width=width, height=height,
+                          title=title)
 
 
 def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequence[object],
@@ -114,7 +107,7 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
                  show_numbers: bool | None = None, max_width: int = 560,
                  legend_title: str | None = None) -> None:
     """Title with the shape ("S = X Xᵀ  (5 × 5)"), the heatmap (an SVG image drawn on the server, see
-    charts/svg.py; past PICTURE_CELLS one picture in a Vega chart with axes), the numbers if asked, and downloads.
+    charts/svg.py; past PICTURE_CELLS one picture with axes, svg_picture.py), the numbers if asked, and downloads.
 
     `scale=None` picks diverging for signed matrices and sequential otherwise; pass "weights" for attention
     weights, "mask" (or "mask_blocked", "mask_additive") for masks. `legend_title` says what the colour shows
@@ -134,18 +127,15 @@ def matrix_panel(matrix: np.ndarray, *, title: str, key: str, row_labels: Sequen
             st.caption(caption)
         if matrix.size > PICTURE_CELLS:
             st.caption(t("panel.as_picture"))
-            chart = charts.named(picture(matrix, scale, max_width, legend_title), title)
-            st.altair_chart(chart, width="content")
-            svg = functools.partial(svg_text, chart)
+            drawn = picture(matrix, scale, max_width, legend_title, title)
         else:
             drawn = charts.heatmap_svg(matrix, row_labels, col_labels, scale=scale or charts.auto_scale(matrix),
                                        title=title, legend=legend_title, max_width=max_width)
-            svg_image(drawn)
-            svg = lambda: drawn.svg  # noqa: E731
+        svg_image(drawn)
         with st.container():
             if show_numbers:
                 numbers_table(matrix, row_labels, col_labels, key=f"{key}_numbers")
-        download_menu(svg, numbers_frame(matrix, row_labels, col_labels), key)
+        download_menu(lambda: drawn.svg, numbers_frame(matrix, row_labels, col_labels), key)
 
 
 CODE_KEY = "show_code"  # the open state of a page's "Show the code"

@@ -10,8 +10,8 @@ A small package by kind; everything a lesson or a ui module uses is here as ``ch
 - describe.py: the text alternative of every chart (screen readers);
 - svg.py: labelled heatmaps drawn on the server as SVG and shown as images: one matrix (`heatmap_svg`, what a
   matrix panel shows) and small multiples (`facet_svg`, one per head);
-- heatmaps.py: a big matrix as one picture drawn by Vega (`image_heatmap`), and the long form of a matrix
-  (`matrix_frame`) that svg.py draws;
+- heatmaps.py: the long form of a matrix (`matrix_frame`) and the cell size that svg.py draws with;
+- svg_picture.py: a big matrix as one picture with axes and legend (`picture`), drawn on the server as SVG;
 - svg_lines.py: named series over a shared x, drawn on the server as SVG and shown as an image (`lines`);
 - svg_bars.py: values per label, distributions over tokens and a weighted average's parts as bars, drawn on the
   server the same way;
@@ -27,7 +27,7 @@ from .strips import value_strips
 from .describe import DESCRIBED_ITEMS, named
 from .engine import (FIRST_DIMENSION, HEADING_FONT, LABEL_FONT, TITLE_FONT, ChartText, _finish, _Unvalidated,
                      dimension_labels, unique_labels)
-from .heatmaps import SMALL_MATRIX, image_heatmap, matrix_frame
+from .heatmaps import SMALL_MATRIX, matrix_frame
 from .lines import DASHES, cost_curves, growth_lines, plane_arrows, run_lines
 from .numbers import NUMBER_LOCALES, exact, number, short_number, vega_locale
 from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOPS, MASK_COLOURS, MASK_SCALES, PALETTE,
@@ -36,6 +36,7 @@ from .palette import (_SCHEMES, CATEGORICAL, GRID_EMPTY, HEAD_COLORS, IMAGE_STOP
 from .svg import SvgChart, facet_svg, heatmap_svg
 from .svg_bars import bars, contributions, distribution_bars
 from .svg_lines import lines
+from .svg_picture import picture
 
 __all__ = [
     "CATEGORICAL", "DASHES", "DESCRIBED_ITEMS", "FIRST_DIMENSION", "GRID_EMPTY", "GRID_GAP", "HEADING_FONT",
@@ -43,7 +44,7 @@ __all__ = [
     "SCHEME_STOPS", "SMALL_MATRIX", "TITLE_FONT", "WEIGHT_STOPS", "ChartText", "Scale", "SvgChart", "attention_grid",
     "auto_scale", "bars", "colour_image", "contributions", "cost_curves", "dimension_labels",
     "distribution_bars", "exact", "facet_svg", "grid_pixels", "growth_lines", "head_view", "head_view_lines",
-    "heatmap_svg", "image_heatmap", "kept", "legend_title", "lines", "matrix_frame", "named", "number",
+    "heatmap_svg", "kept", "legend_title", "lines", "matrix_frame", "named", "number", "picture",
     "plane_arrows", "png_data_url", "ramp_image", "run_lines", "short_number", "unique_labels", "value_strips",
     "vega_locale",
     "_SCHEMES", "_Unvalidated", "_dark", "_finish",  # for tests/test_accessibility.py and tests/test_charts.py

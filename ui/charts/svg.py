@@ -57,10 +57,11 @@ def _text(x: float, y: float, text: str, *, size: int = LABEL_FONT, anchor: str 
             f'{escape(text)}</text>')
 
 
-def _legend(x: float, y: float, kind: Scale, domain: tuple[float, float], title: str,
-            lang: str) -> tuple[list, float, float]:
-    """The colour legend at (x, y): its SVG parts, width and height. A ramp: its title one word a line, then a
-    bar from the high end (top) to the low end; a mask: a swatch per category."""
+def _legend(x: float, y: float, kind: Scale, domain: tuple[float, float], title: str, lang: str,
+            stops: Sequence[tuple[float, str]] | None = None) -> tuple[list, float, float]:
+    """The colour legend at (x, y): its SVG parts, width and height. A ramp (the kind's, or `stops` over the
+    domain from 0 to 1): its title one word a line, then a bar from the high end (top) to the low end; a mask: a
+    swatch per category."""
     parts, lines = [], title.split() or [title]
     for k, line in enumerate(lines):
         parts.append(_text(x, y + 13 * (k + 1), line, size=13, anchor="start",
@@ -76,8 +77,9 @@ def _legend(x: float, y: float, kind: Scale, domain: tuple[float, float], title:
             width = max(width, 18 + _width(label, LABEL_FONT))
         return parts, width, top + 40 - y
     lo, hi = domain
-    stops = cell_colours(np.linspace(hi, lo, 11), kind, domain)  # (11,): top (high) to bottom (low)
-    gradient = "".join(f'<stop offset="{k / 10:.1f}" stop-color="{c}"/>' for k, c in enumerate(stops))
+    if stops is None:  # the kind's colours at 11 steps
+        stops = list(zip(np.linspace(0, 1, 11).tolist(), cell_colours(np.linspace(lo, hi, 11), kind, domain)))
+    gradient = "".join(f'<stop offset="{1 - s:.2f}" stop-color="{c}"/>' for s, c in reversed(stops))  # top: high
     parts.append(f'<defs><linearGradient id="ramp" x1="0" y1="0" x2="0" y2="1">{gradient}</linearGradient></defs>')
     parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{LEGEND_BAR}" height="{LEGEND_LENGTH}" fill="url(#ramp)"/>')
     ticks = (hi, (lo + hi) / 2, lo)
