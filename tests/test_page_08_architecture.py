@@ -23,7 +23,7 @@ from core.lab import costs
 from ui.diagram import ADD_R
 from ui.i18n import t
 from conftest import lesson_opener, widget
-from widgets import table
+from widgets import has_table, table
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, PAGE = ROOT / "app.py", ROOT / "lessons" / "08_architecture.py"
@@ -36,7 +36,7 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-# Each part's dataframes by name; a table's key is "arch_<name>_table" (ui/architecture_views.py).
+# Each part's tables of numbers by name; a table's key is "arch_<name>_table" (ui/architecture_views.py).
 TABLES = {"diagram": (), "parameters": ("model", "layer"), "costs": ("cost", "memory")}
 
 
@@ -48,11 +48,11 @@ def open_part(at: AppTest, part: str) -> AppTest:
 
 
 def tables(at: AppTest, part: str = "parameters") -> dict[str, object]:
-    """The dataframes of `part` (opened first) by name, found by their keys, indexed by their first (label) column."""
+    """The tables of `part` (opened first) by name, found by their keys, indexed by their first (label) column."""
     if at.session_state["arch_part"] != part:
         open_part(at, part)
     names = TABLES[part]
-    assert len(at.dataframe) == len(names)  # the part's tables and no other
+    assert not at.dataframe and all(has_table(at, f"arch_{name}_table") for name in names)  # plain tables
     frames = {name: table(at, f"arch_{name}_table") for name in names}
     return {name: f.set_index(f.columns[0]) for name, f in frames.items()}
 
@@ -334,7 +334,7 @@ def test_the_paper_gap_and_the_memory_caption_say_what_their_numbers_say(lang):
         fixed = 3 * 6 * (4 * d * d + 4 * d) + 2 * 6 * (2 * d * d_ff + d_ff + d) + 5 * 6 * 2 * d  # layers and norms
         fits = [v for v in range(30_000, 45_000) if round((fixed + v * (d + 1)) / 1e6) == millions]
         assert f"{fits[0]:,}".replace(",", sep) in note and f"{fits[-1]:,}".replace(",", sep) in note
-    sizes = at.table[0].value.iloc[:, -1].tolist()  # the published sizes, in the reader's marks
+    sizes = at.table[-1].value.iloc[:, -1].tolist()  # the published sizes (the part's last table), in the reader's marks
     assert sizes == (["65 M", "110 M", "1.5 B", "220 M", "175 B"] if lang == "en" else
                      ["65 M", "110 M", "1,5 mil millones", "220 M", "175 mil millones"])
     at = open_part(at, "costs")

@@ -46,9 +46,8 @@ def column(kind: str, width: int):
 def table(columns: dict, kinds: tuple[str, ...], widths: tuple, key: str) -> None:
     """A dataframe of `columns` ({title: values}) with each column's kind and width in pixels."""
     frame = pd.DataFrame(columns)
-    tables.dataframe(frame, hide_index=True, key=key,
-                     formats={col: KIND_FORMATS[kind] for col, kind in zip(frame.columns, kinds) if kind != "text"},
-                     column_config={col: column(kind, width) for col, kind, width in zip(frame.columns, kinds, widths)})
+    tables.table(frame, hide_index=True, key=key,
+                 formats={col: KIND_FORMATS[kind] for col, kind in zip(frame.columns, kinds) if kind != "text"})
 
 
 def use_course_size() -> None:

@@ -15,7 +15,6 @@ from ui.tree_diagram import Tree, TreeNode, layout, render
 TOY_LOGITS = (3.0, 2.2, 1.9, 1.0, 0.2, -0.5)  # illustrative numbers
 MAX_TOY, BOUND = 12, 50.0
 DRAWS = (20, 100, 1000, 10000)
-SCROLL_ROWS, SCROLL_HEIGHT = 16, 560  # a longer table scrolls inside 560 px (~15 rows)
 INPUT_MAX_CHARS = 200  # the typed source (the longest task input is 32 symbols)
 MAX_WIDTH, MAX_DRAWN_STEPS, PRUNED_SHOWN = 8, 6, 3
 STRATEGY_NAMES = {"greedy": "dec.greedy", "sampling": "dec.sampling", "beam": "dec.beam"}
@@ -45,9 +44,8 @@ def word_list(labels: list[str], mask: np.ndarray) -> str:
 
 def table(df: pd.DataFrame, key: str, **kwargs) -> None:
     """One of the lesson's read-only tables, plain (no grid to redraw when a strategy's setting moves), scrolling
-    past SCROLL_ROWS rows (every candidate of a beam step: up to width x vocabulary rows)."""
-    tables.table(df, width="content", height="content" if len(df) <= SCROLL_ROWS else SCROLL_HEIGHT, key=key,
-                 **kwargs)
+    past tables.SCROLL_ROWS rows (every candidate of a beam step: up to width x vocabulary rows)."""
+    tables.table(df, width="content", key=key, **kwargs)
 
 
 def bars(col, values, labels, title, **kw) -> None:

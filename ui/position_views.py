@@ -45,7 +45,7 @@ def default_pairs(d: int) -> list[int]:
 
 def number_table(table: pd.DataFrame, key: str, exact: list[str]) -> None:
     """A table of results with the `exact` columns to 4 decimals."""
-    tables.dataframe(table, hide_index=True, width="content", key=key, formats={c: ".4f" for c in exact})
+    tables.table(table, hide_index=True, width="content", key=key, formats={c: ".4f" for c in exact})
 
 
 def full_csv(n: int, d: int, dim_labels: list[str]) -> str:

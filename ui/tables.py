@@ -63,6 +63,9 @@ def styled(df: pd.DataFrame, formats: Mapping[Any, str] | None = None, lang: str
     return df.style.format(writers).set_uuid("table")  # not pandas' random id: an unchanged table is not resent
 
 
+SCROLL_ROWS, SCROLL_HEIGHT = 16, 560  # a longer plain table scrolls inside 560 px (~15 rows)
+
+
 def _plain_header(label: Any) -> Any:
     """A header `st.table` shows as Markdown, kept from starting a list or a heading ("+ token" stays text)."""
     if not isinstance(label, str):
@@ -73,12 +76,15 @@ def _plain_header(label: Any) -> Any:
 
 def table(df: pd.DataFrame, *, key: str | None = None, formats: Mapping[Any, str] | None = None,
           **kwargs: Any) -> None:
-    """A short read-only table a learner reads whole (a few rows: a summary, a list of parameters), drawn as a
-    plain HTML table (``st.table``) with its numbers in the reader's language (see `styled`). Streamlit's grid
-    (`dataframe`) loads ~0.6 s of script in the browser the first time a page shows one: a lesson whose first
-    view holds only such tables opens without it. ``st.table`` writes every cell and header as Markdown, so cells
-    and row labels are escaped and a column header is kept from starting a list ("+ token"); the data stays as
-    it is. `kwargs` go to ``st.table`` (``hide_index``, ``height``...)."""
+    """A read-only table a learner reads whole (a summary, a list of parameters, results that follow a control),
+    drawn as a plain HTML table (``st.table``) with its numbers in the reader's language (see `styled`); past
+    SCROLL_ROWS rows it scrolls inside SCROLL_HEIGHT px. Streamlit's grid (`dataframe`) loads ~0.6 s of script in
+    the browser the first time a page shows one, and a grid whose numbers change ends the change ~0.15 s later
+    than a plain table (lesson 8's costs, three tables, in the browser benchmark: 0.35-0.37 s against 0.21-0.22 s
+    from a sidebar setting to a quiet page). ``st.table`` writes every cell and header as Markdown, so cells and
+    row labels are escaped and a column header is kept from starting a list ("+ token"); the data stays as it
+    is. `kwargs` go to ``st.table`` (``hide_index``, ``width``...)."""
+    kwargs.setdefault("height", "content" if len(df) <= SCROLL_ROWS else SCROLL_HEIGHT)
     shown = df.rename(columns=_plain_header)
     if not isinstance(df.index, pd.RangeIndex):  # a range stays one (st.table leaves it out)
         shown.index = shown.index.map(lambda label: md_escape(label) if isinstance(label, str) else label)
