@@ -334,7 +334,7 @@ def test_the_paper_gap_and_the_memory_caption_say_what_their_numbers_say(lang):
         fixed = 3 * 6 * (4 * d * d + 4 * d) + 2 * 6 * (2 * d * d_ff + d_ff + d) + 5 * 6 * 2 * d  # layers and norms
         fits = [v for v in range(30_000, 45_000) if round((fixed + v * (d + 1)) / 1e6) == millions]
         assert f"{fits[0]:,}".replace(",", sep) in note and f"{fits[-1]:,}".replace(",", sep) in note
-    sizes = at.table[-1].value.iloc[:, -1].tolist()  # the published sizes (the part's last table), in the reader's marks
+    sizes = at.table[-1].value.iloc[:, -1].tolist()  # the published sizes (the last table), in the reader's marks
     assert sizes == (["65 M", "110 M", "1.5 B", "220 M", "175 B"] if lang == "en" else
                      ["65 M", "110 M", "1,5 mil millones", "220 M", "175 mil millones"])
     at = open_part(at, "costs")
