@@ -58,10 +58,11 @@ def _text(x: float, y: float, text: str, *, size: int = LABEL_FONT, anchor: str 
 
 
 def _legend(x: float, y: float, kind: Scale, domain: tuple[float, float], title: str, lang: str,
-            stops: Sequence[tuple[float, str]] | None = None) -> tuple[list, float, float]:
+            stops: Sequence[tuple[float, str]] | None = None,
+            length: float = LEGEND_LENGTH) -> tuple[list, float, float]:
     """The colour legend at (x, y): its SVG parts, width and height. A ramp (the kind's, or `stops` over the
-    domain from 0 to 1): its title one word a line, then a bar from the high end (top) to the low end; a mask: a
-    swatch per category."""
+    domain from 0 to 1): its title one word a line, then a bar `length` px long from the high end (top) to the low
+    end; a mask: a swatch per category."""
     parts, lines = [], title.split() or [title]
     for k, line in enumerate(lines):
         parts.append(_text(x, y + 13 * (k + 1), line, size=13, anchor="start",
@@ -81,13 +82,13 @@ def _legend(x: float, y: float, kind: Scale, domain: tuple[float, float], title:
         stops = list(zip(np.linspace(0, 1, 11).tolist(), cell_colours(np.linspace(lo, hi, 11), kind, domain)))
     gradient = "".join(f'<stop offset="{1 - s:.2f}" stop-color="{c}"/>' for s, c in reversed(stops))  # top: high
     parts.append(f'<defs><linearGradient id="ramp" x1="0" y1="0" x2="0" y2="1">{gradient}</linearGradient></defs>')
-    parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{LEGEND_BAR}" height="{LEGEND_LENGTH}" fill="url(#ramp)"/>')
+    parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{LEGEND_BAR}" height="{length}" fill="url(#ramp)"/>')
     ticks = (hi, (lo + hi) / 2, lo)
     for k, v in enumerate(ticks):
         label = numbers.short_number(v, lang)
-        parts.append(_text(x + LEGEND_BAR + 6, top + LEGEND_LENGTH * k / 2 + 4, label, anchor="start"))
+        parts.append(_text(x + LEGEND_BAR + 6, top + length * k / 2 + 4, label, anchor="start"))
         width = max(width, LEGEND_BAR + 6 + _width(label, LABEL_FONT))
-    return parts, width, top + LEGEND_LENGTH + 6 - y
+    return parts, width, top + length + 6 - y
 
 
 class _Grid(NamedTuple):

@@ -19,7 +19,7 @@ from . import numbers
 from .describe import _describe, _span, _t
 from .engine import FIRST_DIMENSION, LABEL_FONT, TITLE_FONT
 from .palette import IMAGE_STOPS, PALETTE, WEIGHT_STOPS, colour_image, legend_title, png_data_url, ramp_image
-from .svg import GAP, SvgChart, _document, _legend, _text, _width
+from .svg import GAP, LEGEND_LENGTH, SvgChart, _document, _legend, _text, _width
 from .svg_lines import across, axis, tick_label
 
 Ramp = Literal["diverging", "weights"]
@@ -72,7 +72,8 @@ def picture(values: np.ndarray, *, x_title: str, y_title: str, value_title: str 
     parts.append(_text(8 + TITLE_FONT, mid, y_title, size=TITLE_FONT,
                        extra=f' font-weight="bold" transform="rotate(-90 {8 + TITLE_FONT} {mid:.1f})"'))
     value_title = legend_title(kind, value_title)
-    key, key_width, key_height = _legend(right + GAP, top, kind, (lo, hi), value_title, lang, stops=stops)
+    key, key_width, key_height = _legend(right + GAP, top, kind, (lo, hi), value_title, lang, stops=stops,
+                                         length=max(60, min(LEGEND_LENGTH, height)))  # no taller than the plot
     low, high = _span(values)
     body = _t("a11y.image", rows=rows, cols=cols, y=y_title, x=x_title, value=value_title, low=low, high=high)
     return _document(right + GAP + key_width + 4, max(top + height + 48, top + key_height + 4),
