@@ -80,9 +80,9 @@ def next_char_bars(before: torch.Tensor, after: torch.Tensor, chosen: int, vocab
                                               label_title=t("gpt.next_char")))
     st.caption(t("gpt.bars_caption"))
     if show_numbers:
-        tables.dataframe(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),
-                                       t("gpt.probability"): after[shown].tolist()}), hide_index=True,
-                         key="gpt_distribution_numbers")
+        tables.table(pd.DataFrame({t("gpt.next_char"): labels, t("gpt.model_p"): before[shown].tolist(),
+                                   t("gpt.probability"): after[shown].tolist()}), hide_index=True, width="content",
+                     key="gpt_distribution_numbers")
 
 
 def kv_timings(found: CacheComparison, positions: list[int], repeats: int, lang: str, show_numbers: bool) -> None:
@@ -93,4 +93,5 @@ def kv_timings(found: CacheComparison, positions: list[int], repeats: int, lang:
                                   colors=(charts.PALETTE["key"], charts.PALETTE["query"])))
     st.metric(t("gpt.speedup"), number(found.speedup, ".2f") + "×", help=t("gpt.speedup_help", repeats=repeats))
     if show_numbers:
-        tables.dataframe(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, key="gpt_kv_numbers")
+        tables.table(pd.DataFrame({t("gpt.position"): positions, **series}), hide_index=True, width="content",
+                     key="gpt_kv_numbers")
