@@ -36,15 +36,8 @@ def num(value: float) -> str:
 KIND_FORMATS = {"int": ",d", "share": ".2f"}  # an integer with thousands separators; a share in % to 2 decimals
 
 
-def column(kind: str, width: int):
-    """A dataframe column's type and width in pixels (its numbers are written by ui.tables, in the language)."""
-    if kind == "text":
-        return st.column_config.TextColumn(width=width)
-    return st.column_config.NumberColumn(width=width)
-
-
-def table(columns: dict, kinds: tuple[str, ...], widths: tuple, key: str) -> None:
-    """A dataframe of `columns` ({title: values}) with each column's kind and width in pixels."""
+def table(columns: dict, kinds: tuple[str, ...], key: str) -> None:
+    """A plain table of `columns` ({title: values}), each column's numbers written by its kind (KIND_FORMATS)."""
     frame = pd.DataFrame(columns)
     tables.table(frame, hide_index=True, key=key,
                  formats={col: KIND_FORMATS[kind] for col, kind in zip(frame.columns, kinds) if kind != "text"})
@@ -157,7 +150,7 @@ def model_table(c: dict[str, int], d: int, d_ff: int, layers: int, v_src: int, v
            t("arch.col_formula"): [formula.format(norms=norms) for *_, formula, _ in COMPONENTS],
            t("arch.col_weights_formula"): [formula.format(norms=norms) for *_, formula in COMPONENTS],
            t("arch.col_weights_value"): [weights_only[key] for key, *_ in COMPONENTS]},
-          ("text", "int", "share", "text", "text", "int"), (190, 130, 110, 180, 130, 150), "arch_model_table")
+          ("text", "int", "share", "text", "text", "int"), "arch_model_table")
     st.caption(t("arch.params_caption", total=int(c["total"]), mb=4 * c["total"] / 2**20))
     if any(f[key] != c[key] for key in f):  # the formulas describe core's model; if core changes, say so
         st.warning(t("arch.formula_mismatch"))
@@ -176,7 +169,7 @@ def layer_table(c: dict[str, int], d: int, d_ff: int, layers: int) -> None:
               "arch.col_weights_encoder")
     table({t("arch.col_part"): [t(row[0], n=layers) for row in rows]}
           | {t(title): [row[i] for row in rows] for i, title in enumerate(titles, start=1)},
-          ("text", "int", "int", "text", "text", "int"), (150, 135, 160, 160, 150, 140), "arch_layer_table")
+          ("text", "int", "int", "text", "text", "int"), "arch_layer_table")
 
 
 def size_text(millions: int) -> str:
@@ -199,7 +192,7 @@ def cost_table(enc: dict[str, int], dec_costs: dict[str, int]) -> None:
            t("arch.col_enc_macs"): [enc[key] for key, *_ in COST_ROWS],
            t("arch.col_share"): [100 * enc[key] / enc["total"] for key, *_ in COST_ROWS],
            t("arch.col_dec_macs"): [dec_costs[key] for key, *_ in COST_ROWS]},
-          ("text", "text", "int", "share", "int"), (230, 90, 175, 120, 175), "arch_cost_table")
+          ("text", "text", "int", "share", "int"), "arch_cost_table")
 
 
 def memory_table(mem: dict[str, int]) -> None:
@@ -208,7 +201,7 @@ def memory_table(mem: dict[str, int]) -> None:
            t("arch.col_cost_formula"): [formula for *_, formula in MEMORY_ROWS],
            t("arch.col_floats"): [mem[key] for key, *_ in MEMORY_ROWS],
            t("arch.col_kib"): [4 * mem[key] / 1024 for key, *_ in MEMORY_ROWS]},
-          ("text", "text", "int", "share"), (None,) * 4, "arch_memory_table")
+          ("text", "text", "int", "share"), "arch_memory_table")
 
 
 def rnn_table(n: int, d: int) -> None:

@@ -60,7 +60,7 @@ SCHEME_STOPS = MappingProxyType({
         "#21918D", "#1F9C8A", "#22A884", "#30B47C", "#43BF71", "#5DC963", "#7AD151", "#9AD93D", "#BCDF27", "#DEE41A",
         "#FDE725")))})
 MASK_COLOURS = MappingProxyType({"kept": PALETTE["query"], "blocked": PALETTE["masked"]})  # white / ink text
-# The diverging ramp of pictures (`image_heatmap`): dark blue (low), near white (0 when symmetric), orange (high).
+# The diverging ramp of pictures (`svg_picture.picture`): dark blue (low), near white (0 when symmetric), orange (high).
 IMAGE_STOPS = ((0.0, "#1F4E8C"), (0.25, "#6FA8DC"), (0.5, "#F4F4F4"), (0.75, "#F0A35E"), (1.0, "#A8430A"))
 # The weights ramp of pictures (`attention_grid`): 0 white, 1 dark blue ("blues", like the weights heatmaps).
 WEIGHT_STOPS = ((0.0, "#FFFFFF"), (0.25, "#C6DBEF"), (0.5, "#6BAED6"), (0.75, "#2171B5"), (1.0, "#08306B"))
