@@ -169,20 +169,16 @@ def test_lines_carry_their_values_and_colours_in_order():
     assert f'fill="{charts.PALETTE["key"]}"' in given
 
 
-@pytest.mark.parametrize("name", [*LINE_EXAMPLES, *BAR_EXAMPLES])
-def test_every_line_and_bar_chart_is_well_formed(name):
-    """The SVG parses, its size is the one the page is told, its title is its text alternative, and every point,
-    bar and tick label lies inside it."""
-    chart = (LINE_EXAMPLES | BAR_EXAMPLES)[name]()
+def well_formed(chart) -> ET.Element:
+    """The SVG's root, once it parses, has the size the page is told and its text alternative as its title."""
     root = ET.fromstring(chart.svg)
     assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
     assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
-    coords = [float(v) for path in re.findall(r' d="([^"]+)"', chart.svg) for v in re.findall(r"-?\d+\.?\d*", path)]
-    assert coords and all(0 <= v <= max(chart.width, chart.height) for v in coords)
-    for x, y, w, h in re.findall(r'<rect class="\w+" x="([^"]+)" y="([^"]+)" width="([^"]+)" height="([^"]+)"',
-                                 chart.svg):
-        assert 0 <= float(x) <= float(x) + float(w) <= chart.width
-        assert 0 <= float(y) <= float(y) + float(h) <= chart.height
+    return root
+
+
+def assert_labels_inside(chart) -> None:
+    """Every 13 px label (ticks, axis labels) lies inside the SVG's width, judged by its anchor and length."""
     for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
                                       chart.svg):
         half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
@@ -191,14 +187,27 @@ def test_every_line_and_bar_chart_is_well_formed(name):
         assert 0 <= left and right <= chart.width, (text, left, right)
 
 
+@pytest.mark.parametrize("name", [*LINE_EXAMPLES, *BAR_EXAMPLES])
+def test_every_line_and_bar_chart_is_well_formed(name):
+    """The SVG parses, its size is the one the page is told, its title is its text alternative, and every point,
+    bar and tick label lies inside it."""
+    chart = (LINE_EXAMPLES | BAR_EXAMPLES)[name]()
+    well_formed(chart)
+    coords = [float(v) for path in re.findall(r' d="([^"]+)"', chart.svg) for v in re.findall(r"-?\d+\.?\d*", path)]
+    assert coords and all(0 <= v <= max(chart.width, chart.height) for v in coords)
+    for x, y, w, h in re.findall(r'<rect class="\w+" x="([^"]+)" y="([^"]+)" width="([^"]+)" height="([^"]+)"',
+                                 chart.svg):
+        assert 0 <= float(x) <= float(x) + float(w) <= chart.width
+        assert 0 <= float(y) <= float(y) + float(h) <= chart.height
+    assert_labels_inside(chart)
+
+
 @pytest.mark.parametrize("name", list(PICTURE_EXAMPLES))
 def test_every_picture_is_well_formed(name):
     """The SVG parses, its size is the one the page is told, its title is its text alternative, the picture lies
     inside it at the size asked for with every cell a block of whole pixels, and every label lies inside it."""
     chart = PICTURE_EXAMPLES[name]()
-    root = ET.fromstring(chart.svg)
-    assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
-    assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
+    root = well_formed(chart)
     image = root.find("{http://www.w3.org/2000/svg}image")
     x, y, w, h = (float(image.get(k)) for k in ("x", "y", "width", "height"))
     assert 0 <= x and x + w <= chart.width and 0 <= y and y + h <= chart.height
@@ -207,12 +216,7 @@ def test_every_picture_is_well_formed(name):
     assert pixels.shape[0] % rows == 0 and pixels.shape[1] % cols == 0
     block = (pixels.shape[0] // rows, pixels.shape[1] // cols)
     assert (np.repeat(np.repeat(pixels[::block[0], ::block[1]], block[0], 0), block[1], 1) == pixels).all()
-    for x, anchor, text in re.findall(r'<text x="([^"]+)" y="[^"]+" font-size="13" text-anchor="(\w+)"[^>]*>([^<]*)<',
-                                      chart.svg):
-        half = len(text) * 13 * CHAR_WIDTH / (2 if anchor == "middle" else 1)
-        left = float(x) - (half if anchor != "start" else 0)
-        right = float(x) + (half if anchor != "end" else 0)
-        assert 0 <= left and right <= chart.width, (text, left, right)
+    assert_labels_inside(chart)
 
 
 def test_stacked_dimension_labels_never_touch():
@@ -287,13 +291,11 @@ def test_every_svg_heatmap_is_well_formed(name):
     told, and it has a cell for every entry (a tooltip too where cells are 12 px or more) and its text alternative
     as its title."""
     chart = SVG_EXAMPLES[name]()
-    root = ET.fromstring(chart.svg)
-    assert (root.get("width"), root.get("height")) == (str(chart.width), str(chart.height))
+    well_formed(chart)
     h = drawn(chart)
     assert h.matrix.size == len(h.fills) > 0 and len(h.cells) in (0, len(h.fills))
     side = min(int(w) for w in re.findall(r'<rect x="[^"]+" y="[^"]+" width="(\d+)"', chart.svg))
     assert bool(h.cells) == (side >= 12), side
-    assert root.find("{http://www.w3.org/2000/svg}title").text == chart.description
 
 
 def test_drawing_skips_validation_but_tests_can_ask_for_it():

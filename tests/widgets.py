@@ -7,12 +7,14 @@ import base64
 import dataclasses
 import functools
 import html
+import io
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 from streamlit import dataframe_util
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
@@ -344,9 +346,6 @@ class Picture:
 
 def picture_of(svg: str, description: str = "") -> Picture:
     """What one SVG of charts.picture shows: its picture's pixels, decoded from the data URL, and its texts."""
-    import io
-
-    from PIL import Image
     data = re.search(r'href="data:image/png;base64,([^"]+)"', svg).group(1)
     pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
     legend = " ".join(html.unescape(t) for t in re.findall(r'<text [^>]*class="legend">([^<]*)</text>', svg))

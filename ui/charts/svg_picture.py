@@ -18,7 +18,8 @@ import numpy as np
 from . import numbers
 from .describe import _describe, _span, _t
 from .engine import FIRST_DIMENSION, LABEL_FONT, TITLE_FONT
-from .palette import IMAGE_STOPS, PALETTE, WEIGHT_STOPS, colour_image, legend_title, png_data_url, ramp_image
+from .palette import (IMAGE_STOPS, PALETTE, WEIGHT_STOPS, colour_image, legend_title, png_data_url, ramp_domain,
+                      ramp_image)
 from .svg import GAP, LEGEND_LENGTH, SvgChart, _document, _legend, _text, _width
 from .svg_lines import across, axis, tick_label
 
@@ -40,11 +41,7 @@ def picture(values: np.ndarray, *, x_title: str, y_title: str, value_title: str 
     values = np.asarray(values, dtype=float)  # (rows, cols)
     rows, cols = values.shape
     stops = _STOPS[kind]
-    if domain is None and kind == "diverging":
-        finite = values[np.isfinite(values)]
-        m = float(np.abs(finite).max()) if finite.size else 0.0
-        domain = (-m, m) if m > 0 else (-1.0, 1.0)
-    lo, hi = domain or (0.0, 1.0)
+    lo, hi = domain or ramp_domain(kind, values)  # diverging: symmetric around 0; weights: 0..1
     pixels = colour_image(values, (lo, hi)) if kind == "diverging" else ramp_image(values, stops, (lo, hi))
     block = (max(1, round(height / rows)), max(1, round(width / cols)))  # each cell a block of whole pixels
     lang = numbers.language()
